@@ -1,0 +1,14 @@
+"""bayesvm: Bayesian support vector machines, specified once and fitted by every method.
+
+>>> import bayesvm
+>>> from bayesvm.models import LinearSVM
+>>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
+"""
+
+from bayesvm import _blas  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
+from bayesvm import samplers, vb  # noqa: F401  (register the backends)
+from bayesvm.registry import fit, methods
+from bayesvm.results import Fit
+
+__all__ = ["fit", "methods", "Fit"]
+__version__ = "0.1.0"

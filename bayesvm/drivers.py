@@ -1,0 +1,168 @@
+"""The two drivers every backend runs on (BlackJAX/NumPyro style: kernels are pure steps).
+
+* :func:`run_ascent` iterates a VB or EM ``step(state) -> (state, objective)``, records the
+  objective trace, stops when its increase falls below ``tol`` and raises if it decreases.
+* :func:`run_mcmc` runs chains of a Gibbs ``step(state, rng) -> state``, records draws after
+  ``tune`` warm-up iterations, shows progress, and keeps the draws made so far when
+  interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BoundDecreasedError", "run_ascent", "run_mcmc", "AscentResult", "McmcResult"]
+
+# A decrease of the objective larger than this (relative) is a bug, not round-off.
+ROUNDOFF = 1e-9
+
+
+class BoundDecreasedError(RuntimeError):
+    """The objective of a monotone algorithm decreased: a bug, never expected."""
+
+
+@dataclass
+class AscentResult:
+    """State and objective trace of a monotone iterative fit."""
+
+    state: object
+    trace: np.ndarray
+    converged: bool
+
+
+def run_ascent(state, step: Callable, *, tol: float, max_iter: int) -> AscentResult:
+    """Iterate ``step`` until the objective increases by less than ``tol``.
+
+    Parameters
+    ----------
+    state : initial state
+    step : callable
+        ``step(state) -> (state, objective)``.
+    tol : float
+        Absolute increase below which the fit has converged (Luts-Ormerod section 4: 1e-10).
+    max_iter : int
+        Most iterations; the result says ``converged=False`` if it is reached.
+    """
+    trace: list[float] = []
+    converged = False
+    try:
+        for _ in range(max_iter):
+            state, objective = step(state)
+            objective = float(objective)
+            if not np.isfinite(objective):
+                raise FloatingPointError(f"objective is {objective} at iteration {len(trace)}")
+            if trace and objective < trace[-1] - ROUNDOFF * (1.0 + abs(trace[-1])):
+                raise BoundDecreasedError(
+                    f"objective decreased from {trace[-1]!r} to {objective!r} at iteration "
+                    f"{len(trace)}"
+                )
+            trace.append(objective)
+            if len(trace) > 1 and trace[-1] - trace[-2] < tol:
+                converged = True
+                break
+    except KeyboardInterrupt:
+        warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
+    if not trace:
+        raise RuntimeError("no iteration completed")
+    return AscentResult(state=state, trace=np.asarray(trace), converged=converged)
+
+
+@dataclass
+class McmcResult:
+    """Draws of each recorded variable with shape ``(chain, draw, *shape)``."""
+
+    samples: dict[str, np.ndarray]
+    n_iter: int
+    interrupted: bool
+
+
+def run_mcmc(
+    init: Callable,
+    step: Callable,
+    record: Callable,
+    *,
+    rng: np.random.Generator,
+    chains: int,
+    tune: int,
+    draws: int,
+    progressbar: bool = True,
+    description: str = "sampling",
+) -> McmcResult:
+    """Run ``chains`` chains of ``tune + draws`` iterations, keeping the last ``draws``.
+
+    Parameters
+    ----------
+    init : callable
+        ``init(rng) -> state``; each chain starts from its own random state.
+    step : callable
+        ``step(state, rng) -> state``, one full sweep of the sampler.
+    record : callable
+        ``record(state) -> dict[str, ndarray]``, the variables to keep.
+    rng : numpy.random.Generator
+        Spawned into one independent stream per chain.
+    """
+    if chains < 1 or draws < 1 or tune < 0:
+        raise ValueError(f"need chains >= 1, draws >= 1, tune >= 0; got {chains}, {draws}, {tune}")
+    samples: dict[str, np.ndarray] = {}
+    kept_chains, kept_draws = 0, draws
+    interrupted = False
+    with _Progress(progressbar, description, chains * (tune + draws)) as progress:
+        try:
+            for chain, chain_rng in enumerate(rng.spawn(chains)):
+                state = init(chain_rng)
+                kept_draws = 0
+                for iteration in range(tune + draws):
+                    state = step(state, chain_rng)
+                    if iteration >= tune:
+                        for name, value in record(state).items():
+                            if name not in samples:
+                                shape = (chains, draws, *np.shape(value))
+                                samples[name] = np.empty(shape)
+                            samples[name][chain, iteration - tune] = value
+                        kept_draws += 1
+                    progress.advance()
+                kept_chains = chain + 1
+        except KeyboardInterrupt:
+            interrupted = True
+            if kept_chains == 0 and kept_draws > 0:
+                kept_chains = 1
+            else:
+                kept_draws = draws
+            warnings.warn(
+                f"interrupted: keeping {kept_chains} chain(s) of {kept_draws} draws", stacklevel=2
+            )
+    if kept_chains == 0:
+        raise KeyboardInterrupt("interrupted before any draw was kept")
+    samples = {name: value[:kept_chains, :kept_draws] for name, value in samples.items()}
+    return McmcResult(samples=samples, n_iter=tune + draws, interrupted=interrupted)
+
+
+class _Progress:
+    """A rich progress bar that updates every ``every`` iterations (or nothing when off)."""
+
+    def __init__(self, enabled: bool, description: str, total: int, every: int = 250):
+        self.enabled, self.description, self.total, self.every = enabled, description, total, every
+        self.count = 0
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.description, total=self.total)
+        return self
+
+    def advance(self):
+        self.count += 1
+        if self.enabled and self.count % self.every == 0:
+            self.bar.update(self.task, completed=self.count)
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.stop()
+        return False

@@ -1,0 +1,170 @@
+"""The result every backend returns: :class:`Fit`, holding an ArviZ ``InferenceData``."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+__all__ = ["Fit", "build_idata", "attach_data", "normalized_pseudo_likelihood"]
+
+KINDS = ("mcmc", "variational", "point")
+
+
+def build_idata(
+    model,
+    posterior: dict[str, np.ndarray],
+    *,
+    sample_stats: dict[str, np.ndarray] | None = None,
+    variational: xr.Dataset | None = None,
+) -> az.InferenceData:
+    """InferenceData with the model's canonical names, dims and coords.
+
+    ``posterior`` maps each of ``model.var_names`` to draws of shape ``(chain, draw, *dims)``.
+    """
+    missing = set(model.var_names) - set(posterior)
+    if missing:
+        raise KeyError(f"backend did not return {sorted(missing)}")
+    idata = az.from_dict(
+        posterior={name: posterior[name] for name in model.var_names},
+        sample_stats=sample_stats,
+        coords=model.coords,
+        dims=model.dims,
+    )
+    if variational is not None:
+        idata.add_groups(variational=variational)
+    return attach_data(idata, model)
+
+
+def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
+    """Add ``observed_data`` (y as -1/+1) and ``constant_data`` (designs) groups."""
+    obs = {"obs_id": np.arange(model.n_samples)}
+    coords = {**obs, **model.coords}
+    observed = xr.Dataset({"y": (["obs_id"], model.y)}, coords=obs)
+    constant = xr.Dataset(
+        {name: (dims, values) for name, (dims, values) in model.constant_data().items()},
+        coords={k: v for k, v in coords.items()},
+    )
+    constant = constant.assign_attrs(classes=[str(c) for c in model.classes])
+    groups = {"observed_data": observed, "constant_data": constant}
+    idata.add_groups({k: v for k, v in groups.items() if k not in idata.groups()})
+    return idata
+
+
+def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
+    """``p(y = +1 | f)`` from the hinge pseudo-likelihood normalised over the two labels.
+
+    ``L(+1) / (L(+1) + L(-1))`` with ``L(y) = exp(-2 (1 - y f)_+)`` (Polson-Scott section 2,
+    remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` beyond the margin.
+    """
+    log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
+    log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
+    return 1.0 / (1.0 + np.exp(log_minus - log_plus))
+
+
+class Fit:
+    """A fitted model: posterior (or mode) as InferenceData plus predictions.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        ``posterior`` with ``(chain, draw, *dims)`` and the model's canonical names; VB adds a
+        ``variational`` group with q's parameters; EM/ECME hold the mode as a single draw.
+    method : str
+    kind : {"mcmc", "variational", "point"}
+    runtime_s : float
+        Wall time of the fit (set by :func:`bayesvm.fit`).
+    n_iter : int
+    converged : bool
+    lower_bound_trace : ndarray or None
+        VB only: the variational lower bound after every iteration.
+    objective_trace : ndarray or None
+        EM/ECME: the log pseudo-posterior after every iteration.
+    """
+
+    def __init__(
+        self,
+        model,
+        idata: az.InferenceData,
+        method: str,
+        kind: str,
+        *,
+        n_iter: int,
+        converged: bool,
+        lower_bound_trace: np.ndarray | None = None,
+        objective_trace: np.ndarray | None = None,
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}")
+        self.model = model
+        self.idata = idata
+        self.method = method
+        self.kind = kind
+        self.n_iter = int(n_iter)
+        self.converged = bool(converged)
+        self.lower_bound_trace = lower_bound_trace
+        self.objective_trace = objective_trace
+        self.runtime_s = float("nan")
+        idata.attrs.update(method=method, kind=kind, n_iter=self.n_iter, converged=int(converged))
+
+    def __repr__(self) -> str:
+        return (
+            f"Fit(method={self.method!r}, model={type(self.model).__name__}, "
+            f"runtime_s={self.runtime_s:.3g}, converged={self.converged})"
+        )
+
+    @property
+    def lower_bound(self) -> float | None:
+        """Final variational lower bound (VB only, else None)."""
+        return None if self.lower_bound_trace is None else float(self.lower_bound_trace[-1])
+
+    def coefficient_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means of ``beta`` and ``u``: q's means for VB, draw averages otherwise."""
+        if "variational" in self.idata.groups():
+            group = self.idata["variational"]
+            return group["beta_mean"].to_numpy(), group["u_mean"].to_numpy()
+        post = self.idata.posterior
+        return (
+            post["beta"].mean(("chain", "draw")).to_numpy(),
+            post["u"].mean(("chain", "draw")).to_numpy(),
+        )
+
+    def decision_function(self, X_new, **kwargs) -> np.ndarray:
+        """Posterior mean of the linear predictor ``f = X beta + Z u`` at new inputs.
+
+        Exact for VB (q's mean) and EM/ECME (the mode); the Monte Carlo average for samplers.
+        Extra keyword arguments (e.g. ``groups=``) go to ``model.design_for``.
+        """
+        X_fixed, Z = self.model.design_for(X_new, **kwargs)
+        beta, u = self.coefficient_means()
+        return X_fixed @ beta + Z @ u
+
+    def predict(self, X_new, **kwargs) -> np.ndarray:
+        """Class labels by the sign of :meth:`decision_function` (Luts-Ormerod section 4)."""
+        positive = self.decision_function(X_new, **kwargs) > 0
+        return np.where(positive, self.model.classes[1], self.model.classes[0])
+
+    def predict_proba(self, X_new, max_draws: int = 1000, **kwargs) -> np.ndarray:
+        """Posterior predictive class probabilities, shape ``(n, 2)`` ordered as ``classes``.
+
+        The normalised pseudo-likelihood (:func:`normalized_pseudo_likelihood`) averaged over
+        up to ``max_draws`` posterior draws (the mode alone for EM/ECME).
+        """
+        X_fixed, Z = self.model.design_for(X_new, **kwargs)
+        post = self.idata.posterior
+        beta = post["beta"].to_numpy().reshape(-1, self.model.n_fixed)
+        u = post["u"].to_numpy().reshape(-1, self.model.n_effects)
+        keep = np.linspace(0, beta.shape[0] - 1, min(max_draws, beta.shape[0])).astype(int)
+        f = X_fixed @ beta[keep].T + Z @ u[keep].T
+        p_plus = normalized_pseudo_likelihood(f).mean(axis=1)
+        return np.column_stack([1.0 - p_plus, p_plus])
+
+    def summary(self, var_names=None, **kwargs):
+        """``arviz.summary`` of the posterior (diagnostics only for MCMC)."""
+        kind = "all" if self.kind == "mcmc" else "stats"
+        return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+
+    def to_netcdf(self, path) -> str:
+        """Write the InferenceData (with method and runtime in its attributes) to netCDF."""
+        self.idata.attrs["runtime_s"] = self.runtime_s
+        return self.idata.to_netcdf(str(path))

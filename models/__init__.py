@@ -1,0 +1,15 @@
+"""Bayesian SVM models: data, priors with the papers' defaults, and the PyMC specification."""
+
+from bayesvm.models.linear_predictor import LinearPredictorSVM
+from bayesvm.models.linear_svm import LinearSVM
+from bayesvm.models.mixed_svm import MixedSVM
+from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
+
+__all__ = [
+    "LinearPredictorSVM",
+    "LinearSVM",
+    "MixedSVM",
+    "FixedGaussian",
+    "LearnedGaussian",
+    "Laplace",
+]

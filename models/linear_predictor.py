@@ -1,0 +1,127 @@
+"""The structure shared by the linear Bayesian SVMs: ``f = X beta + Z u``.
+
+Luts-Ormerod (2014) eq. (5): the hinge pseudo-likelihood ``exp(-2 sum_i (1 - y_i f_i)_+)``
+(their eq. 2 doubled, so that the Polson-Scott augmentation of section 2.3 applies),
+unpenalised coefficients ``beta ~ N(0, sigma2_beta I)`` and penalised coefficients ``u``
+with one of the priors in :mod:`bayesvm.models.penalties`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from bayesvm.models.penalties import Penalty
+
+__all__ = ["LinearPredictorSVM", "frame_to_arrays"]
+
+
+@dataclass(frozen=True, eq=False)
+class LinearPredictorSVM:
+    """A Bayesian SVM whose linear predictor is ``X beta + Z u``.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_fixed)
+        Design of the unpenalised coefficients ``beta`` (an intercept column at least).
+    Z : ndarray of shape (n_samples, n_effects)
+        Design of the penalised coefficients ``u``.
+    y : ndarray of shape (n_samples,)
+        Labels coded -1/+1.
+    classes : ndarray of shape (2,)
+        Original labels; ``classes[1]`` is coded +1.
+    fixed_names, effect_names : list of str
+        Coordinates of the ``fixed`` and effect dimensions.
+    penalty : FixedGaussian, LearnedGaussian or Laplace
+        Prior on ``u``.
+    sigma2_beta : float
+        Prior variance of each ``beta_j`` (Luts-Ormerod section 3.1 default 1e8).
+    """
+
+    X: np.ndarray
+    Z: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    fixed_names: list
+    effect_names: list
+    penalty: Penalty
+    sigma2_beta: float = 1e8
+    effect_dim: str = "effect"
+
+    @property
+    def n_samples(self) -> int:
+        """Number of training observations."""
+        return self.y.shape[0]
+
+    @property
+    def n_fixed(self) -> int:
+        """Number of unpenalised coefficients ``beta``."""
+        return self.X.shape[1]
+
+    @property
+    def n_effects(self) -> int:
+        """Number of penalised coefficients ``u``."""
+        return self.Z.shape[1]
+
+    @property
+    def coords(self) -> dict[str, list]:
+        """Coordinates of the posterior dimensions."""
+        return {"fixed": list(self.fixed_names), self.effect_dim: list(self.effect_names)}
+
+    @property
+    def dims(self) -> dict[str, list[str]]:
+        """Dimensions of each posterior variable (scalars omitted)."""
+        return {"beta": ["fixed"], "u": [self.effect_dim]}
+
+    @property
+    def var_names(self) -> tuple[str, ...]:
+        """Canonical posterior variables, identical for every backend."""
+        return ("beta", "u", *self.penalty.hyper_names)
+
+    @cached_property
+    def design(self) -> np.ndarray:
+        """The full design ``C = [X, Z]`` of Luts-Ormerod Algorithm 2."""
+        return np.hstack([self.X, self.Z])
+
+    def design_for(self, X_new, **kwargs) -> tuple[np.ndarray, np.ndarray]:
+        """Fixed and penalised designs for new inputs (defined by each model)."""
+        raise NotImplementedError
+
+    def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Arrays stored in the ``constant_data`` group of every fit."""
+        return {
+            "X": (["obs_id", "fixed"], self.X),
+            "Z": (["obs_id", self.effect_dim], self.Z),
+        }
+
+    def to_pymc(self):
+        """The model as a PyMC specification: the single statement of its posterior.
+
+        The hinge pseudo-likelihood enters as the potential ``hinge``.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        with pm.Model(coords=self.coords) as model:
+            beta = pm.Normal("beta", 0.0, sigma=np.sqrt(self.sigma2_beta), dims="fixed")
+            u = self.penalty.to_pymc(self.effect_dim)
+            f = pt.dot(self.X, beta) + pt.dot(self.Z, u)
+            pm.Potential("hinge", -2.0 * pt.sum(pt.maximum(0.0, 1.0 - self.y * f)))
+        return model
+
+
+def frame_to_arrays(df: pd.DataFrame, target: str, features=None):
+    """Split a data frame into ``(X, y, feature_names)`` for a model constructor."""
+    if target not in df.columns:
+        raise ValueError(f"target column {target!r} not in the data (columns: {list(df.columns)})")
+    features = [c for c in df.columns if c != target] if features is None else list(features)
+    missing = [c for c in features if c not in df.columns]
+    if missing:
+        raise ValueError(f"feature columns not in the data: {missing}")
+    non_numeric = [c for c in features if not pd.api.types.is_numeric_dtype(df[c])]
+    if non_numeric:
+        raise ValueError(f"feature columns must be numeric; not numeric: {non_numeric}")
+    return df[features].to_numpy(dtype=float), df[target].to_numpy(), features

@@ -1,0 +1,106 @@
+"""Priors on the penalised coefficients ``u`` of a linear-predictor SVM.
+
+Every model in :mod:`bayesvm.models` writes its linear predictor as ``f = X beta + Z u``
+(Luts-Ormerod eq. 5): ``beta`` has a vague Gaussian prior and ``u`` carries the penalty.
+The penalty is one of three blocks, which is all a backend needs to know:
+
+* :class:`FixedGaussian` -- ``u_j ~ N(0, v_j)``: ridge with a fixed penalty
+  (Luts-Ormerod section 2.3; Polson-Scott eq. 9-10 with ``omega = 1``).
+* :class:`LearnedGaussian` -- ``u_j | s2 ~ N(0, s2 * c_j^2)``, ``s2 ~ IG(A, B)``: the
+  penalty inferred (Luts-Ormerod section 3.1; Polson-Scott ridge with ``nu^2 = s2``).
+* :class:`Laplace` -- ``u_j | nu ~ Laplace(0, nu * c_j)``, ``nu`` fixed or
+  ``1/nu ~ Gamma(a, b)``: the Polson-Scott lasso (eq. 5 with alpha = 1, Corollary 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "Penalty"]
+
+
+@dataclass(frozen=True, eq=False)
+class FixedGaussian:
+    """Gaussian prior with fixed variances, ``u_j ~ N(0, variance_j)``."""
+
+    variance: np.ndarray
+
+    hyper_names: tuple[str, ...] = ()
+
+    def to_pymc(self, dims: str):
+        """Declare ``u`` in the current PyMC model."""
+        import pymc as pm
+
+        return pm.Normal("u", 0.0, sigma=np.sqrt(self.variance), dims=dims)
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedGaussian:
+    """Gaussian prior whose common variance is learned.
+
+    ``u_j | s2 ~ N(0, s2 * scale_j^2)`` with ``s2 ~ IG(shape, rate)``. The variance is reported
+    as ``sigma2_u`` (Luts-Ormerod's mixed model) or as ``nu = sqrt(s2)`` (Polson-Scott's ridge
+    scale), chosen by ``report``.
+    """
+
+    scale: np.ndarray
+    shape: float
+    rate: float
+    report: Literal["sigma2_u", "nu"] = "sigma2_u"
+    noncentered: bool = False
+
+    @property
+    def hyper_names(self) -> tuple[str, ...]:
+        """Posterior variables this prior adds besides ``u``."""
+        return (self.report,)
+
+    def report_draws(self, variance: np.ndarray) -> dict[str, np.ndarray]:
+        """Map draws of ``s2`` to the reported variable."""
+        return {self.report: variance if self.report == "sigma2_u" else np.sqrt(variance)}
+
+    def to_pymc(self, dims: str):
+        """Declare ``s2`` and ``u``; ``noncentered`` writes ``u = sqrt(s2) * scale * z``."""
+        import pymc as pm
+
+        if self.report == "sigma2_u":
+            variance = pm.InverseGamma("sigma2_u", alpha=self.shape, beta=self.rate)
+        else:
+            variance = pm.InverseGamma("nu_squared", alpha=self.shape, beta=self.rate)
+            pm.Deterministic("nu", pm.math.sqrt(variance))
+        sd = pm.math.sqrt(variance) * self.scale
+        if self.noncentered:
+            z = pm.Normal("u_standardized", 0.0, 1.0, dims=dims)
+            return pm.Deterministic("u", sd * z, dims=dims)
+        return pm.Normal("u", 0.0, sigma=sd, dims=dims)
+
+
+@dataclass(frozen=True, eq=False)
+class Laplace:
+    """Polson-Scott lasso prior, ``u_j | nu ~ Laplace(0, nu * scale_j)`` (eq. 5, alpha = 1).
+
+    With ``nu=None`` the scale is learned under ``1/nu ~ Gamma(shape, rate)``, the
+    conjugate prior of section 3.3 (``p(nu^-alpha)`` inverse gamma in ``nu``).
+    """
+
+    scale: np.ndarray
+    nu: float | None
+    shape: float
+    rate: float
+
+    @property
+    def hyper_names(self) -> tuple[str, ...]:
+        """Posterior variables this prior adds besides ``u``."""
+        return () if self.nu is not None else ("nu",)
+
+    def to_pymc(self, dims: str):
+        """Declare ``nu`` (when learned) and ``u``."""
+        import pymc as pm
+
+        nu = self.nu if self.nu is not None else pm.InverseGamma("nu", self.shape, self.rate)
+        return pm.Laplace("u", 0.0, b=nu * self.scale, dims=dims)
+
+
+Penalty = FixedGaussian | LearnedGaussian | Laplace

@@ -1,0 +1,6 @@
+"""Hand-written MCMC and EM backends, and the PyMC NUTS runner."""
+
+from bayesvm.samplers.gibbs_svm import fit_gibbs
+from bayesvm.samplers.nuts import fit_nuts
+
+__all__ = ["fit_gibbs", "fit_nuts"]
