@@ -1,5 +1,6 @@
 """Small dense linear algebra on LAPACK directly (no checks, no copies): the hot loops of the
-VB, Gibbs and EM backends factor a precision matrix every iteration and never invert it."""
+VB, Gibbs and EM backends factor a precision matrix every iteration and never invert it.
+"""
 
 from __future__ import annotations
 

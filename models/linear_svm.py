@@ -128,7 +128,7 @@ class LinearSVM(LinearPredictorSVM):
 
     @classmethod
     def from_frame(cls, df, target: str, features=None, **kwargs) -> LinearSVM:
-        """Build from a pandas DataFrame: ``target`` column as y, ``features`` (default all others)."""
+        """Build from a DataFrame: ``target`` column as y, ``features`` (default: all others)."""
         X, y, names = frame_to_arrays(df, target, features)
         return cls.from_arrays(X, y, feature_names=names, **kwargs)
 

@@ -115,13 +115,19 @@ class MixedSVM(LinearPredictorSVM):
         check_positive_finite(sigma2_beta=sigma2_beta, A_u=A_u, B_u=B_u)
         penalty = LearnedGaussian(scale=np.ones(Z.shape[1]), shape=float(A_u), rate=float(B_u))
         return cls(
-            X=X, Z=Z, y=y_pm, classes=classes, penalty=penalty, sigma2_beta=float(sigma2_beta),
+            X=X,
+            Z=Z,
+            y=y_pm,
+            classes=classes,
+            penalty=penalty,
+            sigma2_beta=float(sigma2_beta),
             **fields,
         )
 
     def design_for(self, X_new, Z_new=None, **kwargs) -> tuple[np.ndarray, np.ndarray]:
         """Designs for new inputs: ``X_new`` are the predictors (``penalized``), or ``X_new``
-        and ``Z_new`` the two designs (general form)."""
+        and ``Z_new`` the two designs (general form).
+        """
         if self.structure == "penalized":
             return _intercept_and_features(X_new, self.n_effects)
         if Z_new is None:
