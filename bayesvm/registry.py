@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bayesvm.linalg import blas_threads_for
+
 __all__ = ["register", "methods", "fit"]
 
 
@@ -51,7 +53,8 @@ def fit(model, method: str = "vb", **options):
     for backend in _BACKENDS:
         if backend.method == method and backend.supports(model):
             start = time.perf_counter()
-            result = backend.run(model, **options)
+            with blas_threads_for(model.n_coefficients):
+                result = backend.run(model, **options)
             result.runtime_s = time.perf_counter() - start
             result.idata.attrs["runtime_s"] = result.runtime_s
             return result

@@ -67,6 +67,11 @@ class LinearPredictorSVM:
         return self.Z.shape[1]
 
     @property
+    def n_coefficients(self) -> int:
+        """Size of ``(beta, u)``: the dimension of every linear solve."""
+        return self.n_fixed + self.n_effects
+
+    @property
     def coords(self) -> dict[str, list]:
         """Coordinates of the posterior dimensions."""
         return {"fixed": list(self.fixed_names), self.effect_dim: list(self.effect_names)}

@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+
+from bayesvm.drivers import BoundDecreasedError, run_ascent, run_mcmc
+
+
+def _counting_kernel(interrupt_at=None):
+    calls = {"n": 0}
+
+    def init(rng):
+        return 0.0
+
+    def step(state, rng):
+        calls["n"] += 1
+        if calls["n"] == interrupt_at:
+            raise KeyboardInterrupt
+        return state + 1.0
+
+    def record(state):
+        return {"x": state, "pair": np.array([state, -state])}
+
+    return init, step, record
+
+
+def test_mcmc_records_draws_after_tuning_per_chain():
+    init, step, record = _counting_kernel()
+    result = run_mcmc(
+        init,
+        step,
+        record,
+        rng=np.random.default_rng(0),
+        chains=3,
+        tune=5,
+        draws=4,
+        progressbar=False,
+    )
+    assert result.samples["x"].shape == (3, 4)
+    assert result.samples["pair"].shape == (3, 4, 2)
+    np.testing.assert_array_equal(result.samples["x"][1], [6, 7, 8, 9])
+    assert not result.interrupted
+
+
+def test_interrupt_keeps_the_finished_chains():
+    init, step, record = _counting_kernel(interrupt_at=2 * 9 + 3)  # during chain 3
+    with pytest.warns(UserWarning, match="keeping 2 chain"):
+        result = run_mcmc(
+            init,
+            step,
+            record,
+            rng=np.random.default_rng(0),
+            chains=3,
+            tune=5,
+            draws=4,
+            progressbar=False,
+        )
+    assert result.interrupted and result.samples["x"].shape == (2, 4)
+
+
+def test_interrupt_in_the_first_chain_keeps_its_draws_so_far():
+    init, step, record = _counting_kernel(interrupt_at=8)  # 5 tuning + 2 draws done
+    with pytest.warns(UserWarning, match="keeping 1 chain"):
+        result = run_mcmc(
+            init,
+            step,
+            record,
+            rng=np.random.default_rng(0),
+            chains=2,
+            tune=5,
+            draws=10,
+            progressbar=False,
+        )
+    np.testing.assert_array_equal(result.samples["x"], [[6, 7]])
+
+
+def test_ascent_stops_when_the_increase_is_below_tol():
+    result = run_ascent(0, lambda k: (k + 1, -(0.5 ** (k + 1))), tol=1e-3, max_iter=100)
+    assert result.converged and np.all(np.diff(result.trace) > 0)
+    assert np.diff(result.trace)[-1] < 1e-3 <= np.diff(result.trace)[-2]
+
+
+def test_ascent_raises_when_the_objective_decreases():
+    with pytest.raises(BoundDecreasedError, match="decreased"):
+        run_ascent(0, lambda k: (k + 1, [0.0, 1.0, 0.5][k]), tol=1e-12, max_iter=3)
+
+
+def test_ascent_reports_non_convergence():
+    result = run_ascent(0, lambda k: (k + 1, float(k)), tol=1e-3, max_iter=5)
+    assert not result.converged and result.trace.size == 5
