@@ -5,10 +5,15 @@
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
 """
 
-from bayesvm import _blas  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
-from bayesvm import samplers, vb  # noqa: F401  (register the backends)
+from bayesvm import (  # noqa: F401  (register the backends)
+    _blas,  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
+    samplers,
+    vb,
+)
+from bayesvm.compare import compare, plot_compare
+from bayesvm.estimator import BayesianSVC
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 
-__all__ = ["fit", "methods", "Fit"]
+__all__ = ["fit", "methods", "Fit", "compare", "plot_compare", "BayesianSVC"]
 __version__ = "0.1.0"

@@ -5,10 +5,11 @@ VB, Gibbs and EM backends factor a precision matrix every iteration and never in
 from __future__ import annotations
 
 from contextlib import nullcontext
+from functools import cache
 
 import numpy as np
 from scipy.linalg import lapack
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "cholesky_lower",
@@ -23,10 +24,16 @@ __all__ = [
 SMALL_SYSTEM = 200
 
 
+@cache
+def _controller() -> ThreadpoolController:
+    # Inspecting the loaded BLAS libraries takes milliseconds: do it once, not per fit.
+    return ThreadpoolController()
+
+
 def blas_threads_for(n_coefficients: int):
     """Context in which the hot loop runs: single-threaded BLAS for small systems."""
     if n_coefficients < SMALL_SYSTEM:
-        return threadpool_limits(limits=1, user_api="blas")
+        return _controller().limit(limits=1, user_api="blas")
     return nullcontext()
 
 

@@ -55,7 +55,8 @@ def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
     """``p(y = +1 | f)`` from the hinge pseudo-likelihood normalised over the two labels.
 
     ``L(+1) / (L(+1) + L(-1))`` with ``L(y) = exp(-2 (1 - y f)_+)`` (Polson-Scott section 2,
-    remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` beyond the margin.
+    remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` on the margin ``f = 1`` and
+    ``1 / (1 + e^(-2 (1 + f)))`` beyond it.
     """
     log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
     log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
@@ -160,7 +161,12 @@ class Fit:
         return np.column_stack([1.0 - p_plus, p_plus])
 
     def summary(self, var_names=None, **kwargs):
-        """``arviz.summary`` of the posterior (diagnostics only for MCMC)."""
+        """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""
+        if self.kind == "point":
+            stat_funcs = {"mode": np.mean}  # the single draw
+            return az.summary(
+                self.idata, var_names, stat_funcs=stat_funcs, extend=False, round_to="none"
+            )
         kind = "all" if self.kind == "mcmc" else "stats"
         return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
 

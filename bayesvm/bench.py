@@ -1,0 +1,123 @@
+"""Timings of every backend on Luts-Ormerod's simulated problems, with ratios to NUTS.
+
+The data are those of Luts-Ormerod (2014) section 4.2: ``beta ~ N(0, 1)``, ``u ~ N(0, I_d)``,
+``d_i ~ N(0, I_d)`` and ``y_i = 2 Bernoulli(expit(beta + d_i^T u)) - 1``. Each method fits
+:meth:`~bayesvm.models.MixedSVM.penalized` (the penalty inferred, section 3.1); a method that
+cannot (EM, which needs a fixed penalty) fits :class:`~bayesvm.models.LinearSVM` with
+``alpha = 0.5`` instead. ``bayesvm bench`` prints :func:`run_bench`'s table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import arviz as az
+import numpy as np
+import pandas as pd
+
+from bayesvm import registry
+from bayesvm.case_studies.simulated import simulate_dataset
+from bayesvm.models import LinearSVM, MixedSVM
+
+__all__ = ["run_bench", "SETTINGS", "QUICK_SETTINGS"]
+
+# Luts-Ormerod section 4.2 (Gibbs: 5000 burn-in + 5000 kept, one chain) and NUTS at PyMC's
+# usual 1000 + 1000, one chain on one core so that both are timed per chain.
+SETTINGS = {
+    "gibbs": {"draws": 5000, "tune": 5000, "chains": 1, "progressbar": False},
+    "nuts": {"draws": 1000, "tune": 1000, "chains": 1, "cores": 1, "progressbar": False},
+}
+# A smoke test: the same code paths in a few seconds.
+QUICK_SETTINGS = {
+    "gibbs": {"draws": 200, "tune": 200, "chains": 1, "progressbar": False},
+    "nuts": {"draws": 100, "tune": 100, "chains": 1, "cores": 1, "progressbar": False},
+}
+# The penalty of the LinearSVM fitted by methods that cannot infer it.
+FIXED_ALPHA = 0.5
+
+
+def run_bench(
+    sizes: Sequence[tuple[int, int]] = ((200, 10),),
+    methods: Sequence[str] = ("vb", "gibbs", "nuts"),
+    repeats: int | None = None,
+    seed: int = 0,
+    quick: bool = False,
+) -> pd.DataFrame:
+    """Time each method on simulated data of each size.
+
+    Parameters
+    ----------
+    sizes : sequence of (n_samples, n_features)
+        Problem sizes.
+    methods : sequence of str
+        Methods to time ("vb", "gibbs", "nuts", "em", "ecme").
+    repeats : int, optional
+        Fits per method and size, each on a fresh data set shared by all methods (default 3,
+        or 1 when ``quick``).
+    seed : int
+        Seeds the data and the fits.
+    quick : bool
+        Use :data:`QUICK_SETTINGS` instead of :data:`SETTINGS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per size and method: ``n_samples``, ``n_features``, ``method``, ``model``,
+        medians over repeats of ``seconds`` (wall time of :func:`bayesvm.fit`, PyTensor
+        compilation included for NUTS), ``sampling_s`` (the part spent sampling: PyMC's
+        ``sampling_time`` for NUTS, ``seconds`` otherwise), ``iter_per_s`` (iterations per
+        second of sampling per chain, samplers only), ``ess_bulk_min`` (smallest bulk ESS over
+        all parameters, samplers only), ``ess_per_s`` (per second of wall time), and
+        ``time_ratio_nuts`` / ``ess_per_s_ratio_nuts`` (the method's seconds and ESS per second
+        over NUTS's; NaN without NUTS).
+    """
+    repeats = (1 if quick else 3) if repeats is None else repeats
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1; got {repeats}")
+    settings = QUICK_SETTINGS if quick else SETTINGS
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n_samples, n_features in sizes:
+        for repeat in range(repeats):
+            D, y, _, _ = simulate_dataset(n_samples, n_features, 0, rng)
+            for method in methods:
+                rows.append(
+                    {
+                        "n_samples": n_samples,
+                        "n_features": n_features,
+                        "method": method,
+                        **_time_fit(D, y, method, settings.get(method, {}), seed + repeat),
+                    }
+                )
+    timings = pd.DataFrame(rows)
+    keys = ["n_samples", "n_features", "method", "model"]
+    table = timings.groupby(keys, sort=False).median().reset_index()
+    nuts = table[table["method"] == "nuts"].set_index(["n_samples", "n_features"])
+    size = pd.MultiIndex.from_frame(table[["n_samples", "n_features"]])
+    for column, ratio in [("seconds", "time_ratio_nuts"), ("ess_per_s", "ess_per_s_ratio_nuts")]:
+        table[ratio] = table[column].to_numpy() / nuts[column].reindex(size).to_numpy()
+    return table
+
+
+def _time_fit(D, y, method: str, options: dict, seed: int) -> dict:
+    """Fit one data set by ``method``; its model, wall time, speed and ESS."""
+    model = MixedSVM.penalized(D, y)
+    if method not in registry.methods(model):
+        model = LinearSVM.from_arrays(D, y, alpha=FIXED_ALPHA)
+    result = registry.fit(model, method=method, seed=seed, **options)
+    # PyMC records the time spent sampling (tuning included, compilation excluded).
+    sampling_s = result.idata.posterior.attrs.get("sampling_time", result.runtime_s)
+    row = {
+        "model": type(model).__name__,
+        "seconds": result.runtime_s,
+        "sampling_s": float(sampling_s),
+        "iter_per_s": np.nan,
+        "ess_bulk_min": np.nan,
+    }
+    if result.kind == "mcmc":
+        chains = result.idata.posterior.sizes["chain"]
+        row["iter_per_s"] = result.n_iter * chains / row["sampling_s"]
+        ess = az.ess(result.idata, method="bulk")
+        row["ess_bulk_min"] = min(float(ess[name].min()) for name in ess.data_vars)
+    row["ess_per_s"] = row["ess_bulk_min"] / row["seconds"]
+    return row

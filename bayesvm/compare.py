@@ -1,0 +1,156 @@
+"""Put fits of one model by several methods side by side: :func:`compare` and :func:`plot_compare`.
+
+Every backend returns the same posterior variables, dims and coords (see
+:func:`bayesvm.results.build_idata`), so a comparison is a loop over ArviZ summaries. What a
+column means depends on the kind of fit:
+
+* ``"mcmc"`` (Gibbs, NUTS): ArviZ's mean, sd and HDI of the draws, bulk ESS and R-hat;
+* ``"variational"`` (VB): the same statistics of draws from q; ESS and R-hat are NaN because
+  the draws are independent by construction and say nothing about mixing;
+* ``"point"`` (EM, ECME): the mode; sd, ESS and R-hat are NaN and the HDI collapses to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import arviz as az
+import numpy as np
+import pandas as pd
+
+from bayesvm.results import KINDS, Fit
+
+__all__ = ["compare", "plot_compare", "COLUMNS"]
+
+COLUMNS = ["mean", "sd", "hdi_lower", "hdi_upper", "ess_bulk", "ess_per_s", "r_hat", "runtime_s"]
+
+
+def compare(
+    fits: Mapping[str, Fit | az.InferenceData],
+    var_names: Sequence[str] | None = None,
+    hdi_prob: float = 0.94,
+) -> pd.DataFrame:
+    """Summarise several fits of one model in one table.
+
+    Parameters
+    ----------
+    fits : mapping of str to Fit or arviz.InferenceData
+        Label (e.g. the method) to fit. An ``InferenceData`` (such as one read back with
+        ``arviz.from_netcdf`` from :meth:`Fit.to_netcdf`) carries its ``kind`` and
+        ``runtime_s`` in its ``attrs``; without ``kind`` it counts as variational when it has
+        a ``variational`` group, as a point estimate when it holds a single draw, and as MCMC
+        otherwise; without ``runtime_s`` the runtime is NaN.
+    var_names : sequence of str, optional
+        Posterior variables to include (default: every variable of every fit). A fit that
+        lacks one of them (``sigma2_u`` in one model, ``nu`` in another) just has no row for it.
+    hdi_prob : float
+        Probability mass of the highest-density interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index levels ``parameter`` (ArviZ labels such as ``"beta[intercept]"``, ``"u[x0]"``,
+        ``"sigma2_u"``) and ``method`` (the keys of ``fits``), parameters in order of first
+        appearance; columns :data:`COLUMNS`. ``ess_bulk`` and ``r_hat`` are given for MCMC
+        only (R-hat needs two chains or more), ``ess_per_s`` is ``ess_bulk / runtime_s``.
+    """
+    if not fits:
+        raise ValueError("compare needs at least one fit")
+    if not 0.0 < hdi_prob < 1.0:
+        raise ValueError(f"hdi_prob must be in (0, 1); got {hdi_prob!r}")
+    tables = []
+    for label, fit in fits.items():
+        idata, kind, runtime_s = _unpack(fit)
+        present = _present_var_names(idata, var_names)
+        if not present:
+            continue
+        table = _summary(idata, kind, present, hdi_prob)
+        table["runtime_s"] = runtime_s
+        table["ess_per_s"] = table["ess_bulk"] / runtime_s
+        table.index = pd.MultiIndex.from_product(
+            [table.index, [label]], names=["parameter", "method"]
+        )
+        tables.append(table[COLUMNS])
+    if not tables:
+        raise ValueError(f"none of the fits has any of the variables {list(var_names)}")
+    table = pd.concat(tables)
+    parameters = dict.fromkeys(table.index.get_level_values("parameter"))
+    order = [(p, label) for p in parameters for label in fits if (p, label) in table.index]
+    return table.loc[order]
+
+
+def plot_compare(
+    fits: Mapping[str, Fit | az.InferenceData],
+    var_names: Sequence[str] | None = None,
+    hdi_prob: float = 0.94,
+):
+    """Forest plot of every fit side by side (``arviz.plot_forest``, one colour per method).
+
+    Parameters
+    ----------
+    fits, var_names, hdi_prob
+        As in :func:`compare`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not fits:
+        raise ValueError("plot_compare needs at least one fit")
+    axes = az.plot_forest(
+        [_unpack(fit)[0] for fit in fits.values()],
+        model_names=list(fits),
+        var_names=None if var_names is None else list(var_names),
+        combined=True,
+        hdi_prob=hdi_prob,
+    )
+    return np.ravel(axes)[0].figure
+
+
+def _unpack(fit: Fit | az.InferenceData) -> tuple[az.InferenceData, str, float]:
+    """``(idata, kind, runtime_s)`` of a Fit or of an InferenceData written by one."""
+    if isinstance(fit, Fit):
+        return fit.idata, fit.kind, float(fit.runtime_s)
+    if not isinstance(fit, az.InferenceData):
+        raise TypeError(f"expected a Fit or an arviz.InferenceData; got {type(fit).__name__}")
+    kind = fit.attrs.get("kind")
+    if kind is None:
+        posterior = fit.posterior
+        if "variational" in fit.groups():
+            kind = "variational"
+        elif posterior.sizes["chain"] * posterior.sizes["draw"] == 1:
+            kind = "point"
+        else:
+            kind = "mcmc"
+    if kind not in KINDS:
+        raise ValueError(f"InferenceData attrs say kind={kind!r}; expected one of {KINDS}")
+    return fit, str(kind), float(fit.attrs.get("runtime_s", np.nan))
+
+
+def _present_var_names(idata: az.InferenceData, var_names) -> list[str]:
+    available = list(idata.posterior.data_vars)
+    if var_names is None:
+        return available
+    return [name for name in var_names if name in available]
+
+
+def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob: float):
+    """ArviZ statistics renamed to :data:`COLUMNS` (without the runtime columns)."""
+    if kind == "point":
+        table = az.summary(
+            idata, var_names=var_names, stat_funcs={"mean": np.mean}, extend=False, round_to="none"
+        )
+        return table.assign(
+            sd=np.nan,
+            hdi_lower=table["mean"],
+            hdi_upper=table["mean"],
+            ess_bulk=np.nan,
+            r_hat=np.nan,
+        )
+    stats = "all" if kind == "mcmc" else "stats"
+    table = az.summary(idata, var_names=var_names, kind=stats, hdi_prob=hdi_prob, round_to="none")
+    lower, upper = (column for column in table.columns if column.startswith("hdi_"))
+    table = table.rename(columns={lower: "hdi_lower", upper: "hdi_upper"})
+    if kind != "mcmc":
+        table = table.assign(ess_bulk=np.nan, r_hat=np.nan)
+    return table

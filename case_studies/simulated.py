@@ -1,0 +1,353 @@
+"""Luts-Ormerod (2014) section 4.2: penalty parameter inference on simulated data (Figure 1).
+
+For each cell ``n x d`` with ``n in {100, 200, 500}`` and ``d in {10, 50, 100}``, 200 training
+sets are drawn as ``beta ~ N(0, 1)``, ``u ~ N(0, I_d)``, ``d_i ~ N(0, I_d)``,
+``q_i ~ Bernoulli(expit(beta + d_i^T u))``, ``y_i = 2 q_i - 1``, each with 1000 independent
+test points from the same ``beta`` and ``u``. Three methods are compared by their balanced
+error rate (BER) on the test points and by their fitting time:
+
+* ``"svm"``: the default SVM of section 4.1 (:func:`~bayesvm.case_studies.default_svm.
+  fit_default_svm`);
+* ``"vb"``: :meth:`~bayesvm.models.MixedSVM.penalized` fitted by Algorithm 2 (section 3.1);
+* ``"gibbs"``: the same model by block Gibbs sampling (appendix A), 5000 burn-in and 5000
+  kept draws, one chain.
+
+Classification uses the posterior mean of the coefficients (section 4). :func:`run` is the
+entry point of ``bayesvm reproduce simulated``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy.special import expit
+
+import bayesvm
+from bayesvm.case_studies.default_svm import (
+    COARSE_ALPHAS,
+    FINE_DECADES,
+    FINE_POINTS,
+    fit_default_svm,
+)
+from bayesvm.case_studies.metrics import balanced_error_rate
+from bayesvm.case_studies.reporting import machine_description, markdown_table
+from bayesvm.case_studies.runner import Task, run_tasks, task_seed
+from bayesvm.models import MixedSVM
+
+__all__ = [
+    "METHODS",
+    "METHOD_LABELS",
+    "PAPER_CELL",
+    "PAPER_SECONDS",
+    "Protocol",
+    "PAPER_PROTOCOL",
+    "QUICK_PROTOCOL",
+    "simulate_dataset",
+    "replicate_rows",
+    "timing_table",
+    "run",
+]
+
+METHODS = ("svm", "vb", "gibbs")
+METHOD_LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
+#: The cell whose mean fitting times section 4.2 publishes, and those times in seconds.
+PAPER_CELL = (200, 10)
+PAPER_SECONDS = {"svm": 571.75, "vb": 1.68, "gibbs": 82.31}
+PAPER_MACHINE = "Intel Core i7-2760QM @ 2.40 GHz, 8 GB RAM"
+DEFAULT_SEED = 2014
+OUTPUT_FILES = ("simulated.csv", "simulated_ber.png", "timing.csv", "report.md")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Sizes of the experiment.
+
+    Attributes
+    ----------
+    sample_sizes, dimensions : tuple of int
+        The cells ``n x d``.
+    n_datasets : int
+        Training sets per cell.
+    n_test : int
+        Test points per training set.
+    n_holdouts : int
+        Hold-out splits scoring each ``alpha`` of the default SVM's grids.
+    gibbs_tune, gibbs_draws : int
+        Burn-in and kept draws of the one Gibbs chain.
+    """
+
+    sample_sizes: tuple[int, ...] = (100, 200, 500)
+    dimensions: tuple[int, ...] = (10, 50, 100)
+    n_datasets: int = 200
+    n_test: int = 1000
+    n_holdouts: int = 100
+    gibbs_tune: int = 5000
+    gibbs_draws: int = 5000
+
+
+#: Section 4.2 as published.
+PAPER_PROTOCOL = Protocol()
+#: A smoke test: one cell, 3 data sets, 5 hold-outs, 500 + 500 Gibbs iterations.
+QUICK_PROTOCOL = Protocol(
+    sample_sizes=(100,),
+    dimensions=(10,),
+    n_datasets=3,
+    n_holdouts=5,
+    gibbs_tune=500,
+    gibbs_draws=500,
+)
+
+
+def simulate_dataset(n: int, d: int, n_test: int, rng: np.random.Generator):
+    """One training set of size ``n`` and its test set of size ``n_test`` (section 4.2).
+
+    Returns
+    -------
+    D, y, D_test, y_test : ndarray
+        Inputs of shapes ``(n, d)`` and ``(n_test, d)``; labels coded -1/+1.
+    """
+    beta = rng.standard_normal()
+    u = rng.standard_normal(d)
+    inputs = rng.standard_normal((n + n_test, d))
+    labels = np.where(rng.random(n + n_test) < expit(beta + inputs @ u), 1, -1)
+    return inputs[:n], labels[:n], inputs[n:], labels[n:]
+
+
+def replicate_rows(
+    *, n: int, d: int, replicate: int, seed: int, methods, protocol: Protocol
+) -> list[dict]:
+    """Simulate replicate ``replicate`` of cell ``n x d`` and fit each of ``methods`` to it.
+
+    Data and every method draw from streams spawned from ``(seed, n, d, replicate)``, so a
+    replicate's results depend neither on the other replicates nor on ``methods``.
+
+    Returns
+    -------
+    list of dict
+        One row per method: ``method``, ``ber`` (on the test set), ``seconds`` (wall time
+        of the fit; for the default SVM tuning included) and ``alpha`` (the default SVM's
+        tuned penalty; NaN for the Bayesian fits, which infer it).
+    """
+    data_seed, svm_seed, vb_seed, gibbs_seed = task_seed(seed, n, d, replicate).spawn(4)
+    D, y, D_test, y_test = simulate_dataset(n, d, protocol.n_test, np.random.default_rng(data_seed))
+    rows = []
+    for method in methods:
+        if method == "svm":
+            fitted = fit_default_svm(D, y, n_holdouts=protocol.n_holdouts, seed=svm_seed)
+            alpha = fitted.alpha
+        else:
+            options = {
+                "vb": {"seed": vb_seed},
+                "gibbs": {
+                    "draws": protocol.gibbs_draws,
+                    "tune": protocol.gibbs_tune,
+                    "chains": 1,
+                    "seed": gibbs_seed,
+                    "progressbar": False,
+                },
+            }[method]
+            fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options)
+            alpha = float("nan")
+        rows.append(
+            {
+                "method": method,
+                "ber": balanced_error_rate(y_test, fitted.predict(D_test)),
+                "seconds": fitted.runtime_s,
+                "alpha": alpha,
+            }
+        )
+    return rows
+
+
+def run(
+    out_dir,
+    *,
+    quick: bool = False,
+    workers: int = 1,
+    methods=METHODS,
+    n_datasets: int | None = None,
+    seed: int = DEFAULT_SEED,
+    progressbar: bool = True,
+) -> pd.DataFrame:
+    """Run the section 4.2 experiment and write its results to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Created if needed. Receives ``simulated.csv`` (one row per data set and method),
+        ``simulated_ber.png`` (BER boxplots per cell, like Figure 1), ``timing.csv`` (seconds
+        per fit by cell and method, with the paper's published times) and ``report.md``.
+    quick : bool
+        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
+    workers : int
+        Local processes fitting data sets in parallel (1: in this process).
+    methods : sequence of {"svm", "vb", "gibbs"}
+        Methods to compare.
+    n_datasets : int, optional
+        Data sets per cell; default that of the protocol (200, or 3 when ``quick``).
+    seed : int
+        Every data set and fit is seeded from ``(seed, n, d, replicate)``: same seed, same
+        results, whatever ``workers``.
+    progressbar : bool
+        Show a progress bar over data sets.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha``.
+    """
+    methods = tuple(methods)
+    if not methods or not set(methods) <= set(METHODS):
+        raise ValueError(f"methods must be a non-empty subset of {METHODS}; got {methods}")
+    protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
+    if n_datasets is not None:
+        if n_datasets < 1:
+            raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
+        protocol = replace(protocol, n_datasets=n_datasets)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks = [
+        Task(
+            key={"n": n, "d": d, "replicate": replicate},
+            function=replicate_rows,
+            kwargs={
+                "n": n,
+                "d": d,
+                "replicate": replicate,
+                "seed": seed,
+                "methods": methods,
+                "protocol": protocol,
+            },
+        )
+        for n in protocol.sample_sizes
+        for d in protocol.dimensions
+        for replicate in range(protocol.n_datasets)
+    ]
+    start = time.perf_counter()
+    results = run_tasks(
+        tasks,
+        csv_path=out_dir / "simulated.csv",
+        workers=workers,
+        description="simulated data sets",
+        progressbar=progressbar,
+    )
+    wall_s = time.perf_counter() - start
+    timing = timing_table(results)
+    timing.to_csv(out_dir / "timing.csv", index=False)
+    _plot_ber(results, protocol).savefig(out_dir / "simulated_ber.png", dpi=120)
+    report = _report(
+        results, timing, protocol, quick=quick, workers=workers, seed=seed, wall_s=wall_s
+    )
+    (out_dir / "report.md").write_text(report)
+    return results
+
+
+def timing_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and median seconds per fit by cell and method, with the paper's published mean.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``n, d, method, fits, mean_seconds, median_seconds, paper_seconds`` (the last
+        only at :data:`PAPER_CELL`, else NaN).
+    """
+    timing = (
+        results.groupby(["n", "d", "method"], sort=False)["seconds"]
+        .agg(fits="size", mean_seconds="mean", median_seconds="median")
+        .reset_index()
+    )
+    at_paper_cell = (timing["n"] == PAPER_CELL[0]) & (timing["d"] == PAPER_CELL[1])
+    timing["paper_seconds"] = timing["method"].map(PAPER_SECONDS).where(at_paper_cell)
+    return timing
+
+
+def _plot_ber(results: pd.DataFrame, protocol: Protocol) -> Figure:
+    methods = list(dict.fromkeys(results["method"]))
+    rows, columns = protocol.sample_sizes, protocol.dimensions
+    figure = Figure(
+        figsize=(1.0 + max(4.0, 0.9 * len(methods)) * len(columns), 0.8 + 2.6 * len(rows))
+    )
+    axes = figure.subplots(len(rows), len(columns), squeeze=False, sharey=True)
+    for row, n in enumerate(rows):
+        for column, d in enumerate(columns):
+            cell = results[(results["n"] == n) & (results["d"] == d)]
+            ax = axes[row, column]
+            ax.boxplot(
+                [cell.loc[cell["method"] == method, "ber"] for method in methods],
+                tick_labels=[METHOD_LABELS[method] for method in methods],
+            )
+            ax.set_title(f"n = {n}, d = {d}", fontsize=10)
+            if column == 0:
+                ax.set_ylabel("balanced error rate")
+    figure.suptitle("Simulated data (Luts-Ormerod 2014, Figure 1)", fontsize=11)
+    figure.tight_layout()
+    return figure
+
+
+def _report(results, timing, protocol, *, quick, workers, seed, wall_s) -> str:
+    labels = {method: METHOD_LABELS[method] for method in dict.fromkeys(results["method"])}
+    cells = set(zip(results["n"], results["d"], strict=True))
+    ber = results.groupby(["n", "d", "method"], sort=False)["ber"].agg(["mean", "median"])
+    ber_text = ber.apply(lambda row: f"{row['mean']:.3f} ({row['median']:.3f})", axis=1)
+    ber_table = ber_text.unstack("method")[list(labels)].rename(columns=labels).reset_index()
+    seconds = timing.set_index(["n", "d", "method"])["mean_seconds"].unstack("method")
+    seconds_table = seconds[list(labels)].rename(columns=labels).reset_index()
+    return (
+        "\n\n".join(
+            [
+                "# Simulated data: penalty parameter inference (Luts-Ormerod 2014, section 4.2)",
+                _protocol_text(protocol, quick=quick, seed=seed),
+                f"Machine: {machine_description()}. Workers: {workers}. "
+                f"Wall time of the whole run: {wall_s:.1f} s.",
+                "## Balanced error rate on the test sets: mean (median)",
+                markdown_table(ber_table),
+                "## Mean seconds per fit",
+                "Default SVM: tuning on both grids and the final fit. With several workers the "
+                "fits share the machine, so a fit can take longer than it would alone.",
+                markdown_table(seconds_table),
+                f"## Timing against the paper at n = {PAPER_CELL[0]}, d = {PAPER_CELL[1]}",
+                f"The paper's times are means on an {PAPER_MACHINE} (section 4)."
+                + ("" if PAPER_CELL in cells else " This run did not include that cell."),
+                markdown_table(_paper_comparison(timing, list(labels))),
+                "![Balanced error rate by method and cell](simulated_ber.png)",
+            ]
+        )
+        + "\n"
+    )
+
+
+def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:
+    settings = asdict(protocol)
+    return (
+        f"{'Quick smoke-test version' if quick else 'Protocol of the paper'} (seed {seed}): "
+        f"n in {settings['sample_sizes']}, d in {settings['dimensions']}, "
+        f"{protocol.n_datasets} training sets per cell, {protocol.n_test} test points each. "
+        f"Default SVM: alpha on a coarse grid {COARSE_ALPHAS[0]:g} to {COARSE_ALPHAS[-1]:g} "
+        f"by decades, then {FINE_POINTS} log-spaced points within {FINE_DECADES:g} decade "
+        f"either side of the best, each scored by its mean error over {protocol.n_holdouts} "
+        "random 3/4-1/4 splits of the training data. VB: Algorithm 2 until the lower bound "
+        f"rises by less than 1e-10. MCMC: block Gibbs, {protocol.gibbs_tune} burn-in and "
+        f"{protocol.gibbs_draws} kept draws, one chain."
+    )
+
+
+def _paper_comparison(timing: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    at_cell = timing[(timing["n"] == PAPER_CELL[0]) & (timing["d"] == PAPER_CELL[1])]
+    ours = at_cell.set_index("method")["mean_seconds"].reindex(methods)
+    paper = pd.Series(PAPER_SECONDS).reindex(methods)
+    ours_vb = ours.get("vb", np.nan)
+    return pd.DataFrame(
+        {
+            "method": [METHOD_LABELS[method] for method in methods],
+            "paper s": paper.to_numpy(),
+            "ours s": ours.to_numpy(),
+            "speed-up (paper / ours)": (paper / ours).to_numpy(),
+            "paper: x VB time": (paper / PAPER_SECONDS["vb"]).to_numpy(),
+            "ours: x VB time": (ours / ours_vb).to_numpy(),
+        }
+    )

@@ -1,0 +1,72 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
+from bayesvm.case_studies.metrics import balanced_error_rate
+from bayesvm.case_studies.simulated import METHODS, OUTPUT_FILES, run, simulate_dataset
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("simulated")
+    return out_dir, run(out_dir, quick=True, progressbar=False)
+
+
+def test_quick_run_writes_every_output(quick_run):
+    out_dir, results = quick_run
+    for name in OUTPUT_FILES:
+        assert (out_dir / name).stat().st_size > 0, name
+    on_disk = pd.read_csv(out_dir / "simulated.csv")
+    assert list(on_disk.columns) == ["n", "d", "replicate", "method", "ber", "seconds", "alpha"]
+    assert len(on_disk) == 3 * len(METHODS)
+    assert set(on_disk["method"]) == set(METHODS)
+    assert on_disk["ber"].between(0, 1).all()
+    assert (on_disk["seconds"] > 0).all()
+    assert on_disk["alpha"].notna().to_numpy().tolist() == [m == "svm" for m in on_disk["method"]]
+    pd.testing.assert_frame_equal(on_disk, results, check_dtype=False)
+    assert results.loc[results["method"] == "vb", "ber"].mean() < 0.5
+    timing = pd.read_csv(out_dir / "timing.csv")
+    assert len(timing) == len(METHODS) and (timing["fits"] == 3).all()
+    report = (out_dir / "report.md").read_text()
+    assert "571.75" not in report  # paper numbers are rounded like ours
+    assert "| Default SVM | 572 |" in report and "logical cores" in report
+
+
+def test_workers_do_not_change_results(quick_run, tmp_path):
+    _, sequential = quick_run
+    # Two data sets: each replicate is seeded on its own, so they match the first two of three.
+    parallel = run(tmp_path, quick=True, workers=2, n_datasets=2, progressbar=False)
+    columns = ["n", "d", "replicate", "method", "ber", "alpha"]
+    expected = sequential.loc[sequential["replicate"] < 2, columns]
+    pd.testing.assert_frame_equal(parallel[columns], expected)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "simulated.csv")[columns], expected)
+
+
+def test_balanced_error_rate_by_hand():
+    y_true = np.array([1, 1, 1, 1, -1, -1])
+    y_pred = np.array([1, 1, 1, -1, -1, 1])
+    # class +1: 1 of 4 wrong; class -1: 1 of 2 wrong; BER = (1/4 + 1/2) / 2 = 0.375
+    assert balanced_error_rate(y_true, y_pred) == pytest.approx(0.375)
+    assert balanced_error_rate(["a", "b"], ["a", "b"]) == 0.0
+    assert balanced_error_rate([0, 0, 0, 1], [0, 0, 0, 0]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="same length"):
+        balanced_error_rate([1, -1], [1])
+
+
+def test_default_svm_chooses_alpha_inside_its_grids():
+    D, y, D_test, y_test = simulate_dataset(80, 5, 500, np.random.default_rng(7))
+    fitted = fit_default_svm(D, y, n_holdouts=4, seed=1)
+    assert COARSE_ALPHAS.min() / 10 <= fitted.alpha <= COARSE_ALPHAS.max() * 10
+    chosen = np.flatnonzero(fitted.fine_alphas == fitted.alpha)
+    assert chosen.size == 1 and fitted.fine_errors[chosen[0]] == fitted.fine_errors.min()
+    best_coarse = fitted.coarse_alphas[np.argmin(fitted.coarse_errors)]
+    assert np.isclose(np.sqrt(fitted.fine_alphas[0] * fitted.fine_alphas[-1]), best_coarse)
+    assert (
+        fitted.fine_errors.min()
+        == fitted.fine_errors[np.argmax(fitted.fine_alphas == fitted.alpha)]
+    )
+    assert fitted.classifier.C == pytest.approx(1 / (2 * fitted.alpha))
+    assert balanced_error_rate(y_test, fitted.predict(D_test)) < 0.4
+    again = fit_default_svm(D, y, n_holdouts=4, seed=1)
+    assert again.alpha == fitted.alpha
