@@ -5,6 +5,7 @@ from __future__ import annotations
 import arviz as az
 import numpy as np
 import xarray as xr
+from arviz.data.base import make_attrs
 
 __all__ = ["Fit", "build_idata", "attach_data", "normalized_pseudo_likelihood"]
 
@@ -20,32 +21,47 @@ def build_idata(
 ) -> az.InferenceData:
     """InferenceData with the model's canonical names, dims and coords.
 
-    ``posterior`` maps each of ``model.var_names`` to draws of shape ``(chain, draw, *dims)``.
+    ``posterior`` maps each of ``model.var_names`` to draws of shape ``(chain, draw, *dims)``;
+    ``sample_stats`` maps names to arrays of shape ``(chain, draw)``. The datasets are built
+    with xarray directly (``arviz.from_dict`` costs ten times more, which matters for a VB fit
+    that takes milliseconds).
     """
     missing = set(model.var_names) - set(posterior)
     if missing:
         raise KeyError(f"backend did not return {sorted(missing)}")
-    idata = az.from_dict(
-        posterior={name: posterior[name] for name in model.var_names},
-        sample_stats=sample_stats,
-        coords=model.coords,
-        dims=model.dims,
-    )
+    n_chains, n_draws = np.shape(posterior[model.var_names[0]])[:2]
+    coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), **model.coords}
+    sample_dims = ["chain", "draw"]
+    groups = {
+        "posterior": xr.Dataset(
+            {
+                name: (sample_dims + model.dims.get(name, []), posterior[name])
+                for name in model.var_names
+            },
+            coords=coords,
+            attrs=make_attrs(),
+        )
+    }
+    if sample_stats:
+        groups["sample_stats"] = xr.Dataset(
+            {name: (sample_dims, values) for name, values in sample_stats.items()},
+            coords={"chain": coords["chain"], "draw": coords["draw"]},
+            attrs=make_attrs(),
+        )
     if variational is not None:
-        idata.add_groups(variational=variational)
-    return attach_data(idata, model)
+        groups["variational"] = variational
+    return attach_data(az.InferenceData(**groups), model)
 
 
 def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
     """Add ``observed_data`` (y as -1/+1) and ``constant_data`` (designs) groups."""
     obs = {"obs_id": np.arange(model.n_samples)}
-    coords = {**obs, **model.coords}
     observed = xr.Dataset({"y": (["obs_id"], model.y)}, coords=obs)
     constant = xr.Dataset(
         {name: (dims, values) for name, (dims, values) in model.constant_data().items()},
-        coords={k: v for k, v in coords.items()},
+        coords={**obs, **model.coords},
+        attrs={"classes": [str(c) for c in model.classes]},
     )
-    constant = constant.assign_attrs(classes=[str(c) for c in model.classes])
     groups = {"observed_data": observed, "constant_data": constant}
     idata.add_groups({k: v for k, v in groups.items() if k not in idata.groups()})
     return idata
