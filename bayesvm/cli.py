@@ -29,7 +29,8 @@ from bayesvm.models import LinearSVM, MixedSVM
 
 __all__ = ["main", "CASE_STUDIES"]
 
-# ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=...)`` of these modules.
+# ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
+# n_datasets=...])`` of these modules.
 CASE_STUDIES = {"simulated": "bayesvm.case_studies.simulated"}
 
 
@@ -107,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--quick", action="store_true", help="small version (smoke test)")
     reproduce.add_argument("--workers", type=int, default=1, help="parallel local workers")
     reproduce.add_argument("--out", type=Path, help="output folder (default: results/NAME)")
+    reproduce.add_argument(
+        "--methods", type=_names, help="comma-separated subset of the study's methods"
+    )
+    reproduce.add_argument(
+        "--datasets", type=int, help="data sets (or splits) per cell instead of the paper's"
+    )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
     return parser
 
@@ -188,7 +195,9 @@ def _reproduce(args) -> None:
     except ImportError as error:
         raise CommandError(f"case study {args.name!r} is not available: {error}") from error
     out_dir = args.out if args.out is not None else Path("results") / args.name
-    case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers)
+    options = {"methods": args.methods, "n_datasets": args.datasets}
+    options = {key: value for key, value in options.items() if value is not None}
+    case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     print(f"wrote {out_dir}")
 
 
