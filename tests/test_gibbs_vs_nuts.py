@@ -47,7 +47,18 @@ def _moments(idata):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_gibbs_and_nuts_agree_within_monte_carlo_error(name):
-    model = MODELS[name]
+    _assert_agreement(MODELS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_samples", [200, 500])
+def test_agreement_at_the_paper_size(n_samples):
+    """Luts-Ormerod section 4.2's problem with d = 10 (several minutes)."""
+    X_paper, y_paper = simulate_logistic(n_samples, 10, seed=n_samples)
+    _assert_agreement(MixedSVM.penalized(X_paper, y_paper))
+
+
+def _assert_agreement(model):
     gibbs = bayesvm.fit(
         model, method="gibbs", seed=1, chains=4, draws=5000, tune=1000, progressbar=False
     )
