@@ -152,9 +152,8 @@ class Fit:
         Exact for VB (q's mean) and EM/ECME (the mode); the Monte Carlo average for samplers.
         Extra keyword arguments (e.g. ``groups=``) go to ``model.design_for``.
         """
-        X_fixed, Z = self.model.design_for(X_new, **kwargs)
         beta, u = self.coefficient_means()
-        return X_fixed @ beta + Z @ u
+        return self.model.design_for(X_new, **kwargs).predictor(np.concatenate([beta, u]))
 
     def predict(self, X_new, **kwargs) -> np.ndarray:
         """Class labels by the sign of :meth:`decision_function` (Luts-Ormerod section 4)."""
@@ -167,14 +166,25 @@ class Fit:
         The normalised pseudo-likelihood (:func:`normalized_pseudo_likelihood`) averaged over
         up to ``max_draws`` posterior draws (the mode alone for EM/ECME).
         """
-        X_fixed, Z = self.model.design_for(X_new, **kwargs)
+        design = self.model.design_for(X_new, **kwargs)
         post = self.idata.posterior
-        beta = post["beta"].to_numpy().reshape(-1, self.model.n_fixed)
-        u = post["u"].to_numpy().reshape(-1, self.model.n_effects)
-        keep = np.linspace(0, beta.shape[0] - 1, min(max_draws, beta.shape[0])).astype(int)
-        f = X_fixed @ beta[keep].T + Z @ u[keep].T
-        p_plus = normalized_pseudo_likelihood(f).mean(axis=1)
-        return np.column_stack([1.0 - p_plus, p_plus])
+        theta = np.concatenate(
+            [
+                post["beta"].to_numpy().reshape(-1, self.model.n_fixed),
+                post["u"].to_numpy().reshape(-1, self.model.n_effects),
+            ],
+            axis=1,
+        )
+        keep = np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).astype(int)
+        f = design.predictor(theta[keep])
+        # Each class's probability is averaged on its own (p(-1 | f) is p(+1 | -f)), so that a
+        # probability near 0 is not lost to the cancellation in 1 - p.
+        return np.column_stack(
+            [
+                normalized_pseudo_likelihood(-f).mean(axis=0),
+                normalized_pseudo_likelihood(f).mean(axis=0),
+            ]
+        )
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.penalties import Penalty
 
 __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
@@ -27,8 +28,9 @@ class LinearPredictorSVM:
     ----------
     X : ndarray of shape (n_samples, n_fixed)
         Design of the unpenalised coefficients ``beta`` (an intercept column at least).
-    Z : ndarray of shape (n_samples, n_effects)
-        Design of the penalised coefficients ``u``.
+    Z : ndarray of shape (n_samples, n_effects) or None
+        Design of the penalised coefficients ``u``; None for a random intercept, whose
+        ``Z`` is the indicator matrix of ``group_index``.
     y : ndarray of shape (n_samples,)
         Labels coded -1/+1.
     classes : ndarray of shape (2,)
@@ -39,10 +41,14 @@ class LinearPredictorSVM:
         Prior on ``u``.
     sigma2_beta : float
         Prior variance of each ``beta_j`` (Luts-Ormerod section 3.1 default 1e8).
+    effect_dim : str
+        Name of the dimension of ``u``: ``"effect"``, or ``"group"`` for a random intercept.
+    group_index : ndarray of int, optional
+        Group of each observation (random intercept, Luts-Ormerod section 3.1 example 2).
     """
 
     X: np.ndarray
-    Z: np.ndarray
+    Z: np.ndarray | None
     y: np.ndarray
     classes: np.ndarray
     fixed_names: list
@@ -50,6 +56,7 @@ class LinearPredictorSVM:
     penalty: Penalty
     sigma2_beta: float = 1e8
     effect_dim: str = "effect"
+    group_index: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
@@ -64,7 +71,7 @@ class LinearPredictorSVM:
     @property
     def n_effects(self) -> int:
         """Number of penalised coefficients ``u``."""
-        return self.Z.shape[1]
+        return len(self.effect_names)
 
     @property
     def n_coefficients(self) -> int:
@@ -87,33 +94,45 @@ class LinearPredictorSVM:
         return ("beta", "u", *self.penalty.hyper_names)
 
     @cached_property
-    def design(self) -> np.ndarray:
-        """The full design ``C = [X, Z]`` of Luts-Ormerod Algorithm 2."""
-        return np.hstack([self.X, self.Z])
+    def design_operator(self) -> DenseDesign | GroupedDesign:
+        """The training design ``C = [X, Z]`` with its structure (:mod:`.design`)."""
+        if self.group_index is not None:
+            return GroupedDesign(self.X, self.group_index, self.n_effects)
+        return DenseDesign(self.X, self.Z)
 
-    def design_for(self, X_new, **kwargs) -> tuple[np.ndarray, np.ndarray]:
-        """Fixed and penalised designs for new inputs (defined by each model)."""
+    @cached_property
+    def design(self) -> np.ndarray:
+        """The full design ``C = [X, Z]`` of Luts-Ormerod Algorithm 2, as a dense matrix."""
+        return self.design_operator.dense()
+
+    def design_for(self, X_new, **kwargs) -> DenseDesign | GroupedDesign:
+        """The design of new inputs (defined by each model)."""
         raise NotImplementedError
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""
-        return {
-            "X": (["obs_id", "fixed"], self.X),
-            "Z": (["obs_id", self.effect_dim], self.Z),
-        }
+        data = {"X": (["obs_id", "fixed"], self.X)}
+        if self.group_index is not None:
+            data["group_index"] = (["obs_id"], self.group_index)
+        else:
+            data["Z"] = (["obs_id", self.effect_dim], self.Z)
+        return data
 
-    def to_pymc(self):
+    def to_pymc(self, noncentered: bool = False):
         """The model as a PyMC specification: the single statement of its posterior.
 
-        The hinge pseudo-likelihood enters as the potential ``hinge``.
+        The hinge pseudo-likelihood enters as the potential ``hinge``. ``noncentered`` writes a
+        learned Gaussian ``u`` as ``sqrt(s2) * z`` with ``z ~ N(0, I)``, the parameterisation
+        NUTS needs when the data say little about each ``u_g`` (few rows per group).
         """
         import pymc as pm
         import pytensor.tensor as pt
 
         with pm.Model(coords=self.coords) as model:
             beta = pm.Normal("beta", 0.0, sigma=np.sqrt(self.sigma2_beta), dims="fixed")
-            u = self.penalty.to_pymc(self.effect_dim)
-            f = pt.dot(self.X, beta) + pt.dot(self.Z, u)
+            u = self.penalty.to_pymc(self.effect_dim, noncentered=noncentered)
+            effects = u[self.group_index] if self.group_index is not None else pt.dot(self.Z, u)
+            f = pt.dot(self.X, beta) + effects
             pm.Potential("hinge", -2.0 * pt.sum(pt.maximum(0.0, 1.0 - self.y * f)))
         return model
 

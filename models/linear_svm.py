@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 
+from bayesvm.models.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 from bayesvm.models.validation import (
@@ -132,12 +133,13 @@ class LinearSVM(LinearPredictorSVM):
         X, y, names = frame_to_arrays(df, target, features)
         return cls.from_arrays(X, y, feature_names=names, **kwargs)
 
-    def design_for(self, X_new, **kwargs) -> tuple[np.ndarray, np.ndarray]:
-        """Designs ``([1], X_new)`` for new inputs."""
-        return _intercept_and_features(X_new, self.n_effects)
+    def design_for(self, X_new, **kwargs) -> DenseDesign:
+        """Design ``[1, X_new]`` of new inputs."""
+        return DenseDesign(*intercept_and_features(X_new, self.n_effects))
 
 
-def _intercept_and_features(X_new, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+def intercept_and_features(X_new, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(column of ones, X_new)`` after checking that ``X_new`` has ``n_features`` columns."""
     X_new = as_design(X_new)
     if X_new.shape[1] != n_features:
         raise ValueError(f"X has {X_new.shape[1]} features; the model was built with {n_features}")

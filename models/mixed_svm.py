@@ -3,7 +3,9 @@
 ``f = X beta + Z u``, ``u | sigma2_u ~ N(0, sigma2_u I)``, ``sigma2_u ~ IG(A_u, B_u)``,
 ``beta ~ N(0, sigma2_beta I)``; defaults ``sigma2_beta = 1e8``, ``A_u = B_u = 0.01``
 (section 3.1). Example 1 (:meth:`MixedSVM.penalized`) takes ``X = 1``, ``Z = D`` so that
-``sigma2_u = 1 / (4 alpha)`` is the inferred penalty.
+``sigma2_u = 1 / (4 alpha)`` is the inferred penalty; example 2
+(:meth:`MixedSVM.random_intercept`) takes ``X = [1, D]`` and ``Z`` the group indicators, so
+that ``sigma2_u`` is the random-intercept variance.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
-from bayesvm.models.linear_svm import _intercept_and_features
+from bayesvm.models.linear_svm import intercept_and_features
 from bayesvm.models.penalties import LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
@@ -70,6 +74,58 @@ class MixedSVM(LinearPredictorSVM):
         )
 
     @classmethod
+    def random_intercept(
+        cls,
+        X,
+        groups,
+        y,
+        *,
+        sigma2_beta: float = 1e8,
+        A_u: float = 0.01,
+        B_u: float = 0.01,
+        feature_names=None,
+        positive_class=None,
+    ) -> MixedSVM:
+        """Example 2 of section 3.1: fixed effects ``[1, X]`` and a random intercept per group.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Fixed-effect predictors (no intercept column: one is added, unpenalised).
+        groups : array-like of shape (n_samples,)
+            Group of each observation, any hashable labels; they become the ``group``
+            coordinate of ``u`` (sorted).
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sigma2_beta, A_u, B_u : float
+            Prior variance of each fixed effect and the IG(A_u, B_u) prior on ``sigma2_u``.
+        feature_names : sequence of str, optional
+            Names of the fixed effects after ``"intercept"``.
+
+        Notes
+        -----
+        The backends use the indicator structure of ``Z`` (:class:`.GroupedDesign`): VB and
+        Gibbs cost ``O(n p^2 + m p^2 + p^3)`` per iteration, so thousands of groups stay fast.
+        """
+        X = as_design(X, "X")
+        n_samples = X.shape[0]
+        labels, group_index = _group_codes(groups, n_samples)
+        return cls._build(
+            X=np.hstack([np.ones((n_samples, 1)), X]),
+            Z=None,
+            y=y,
+            fixed_names=["intercept", *feature_names_for(X.shape[1], feature_names)],
+            effect_names=list(labels),
+            effect_dim="group",
+            group_index=group_index,
+            sigma2_beta=sigma2_beta,
+            A_u=A_u,
+            B_u=B_u,
+            positive_class=positive_class,
+            structure="random_intercept",
+        )
+
+    @classmethod
     def from_arrays(
         cls,
         X,
@@ -113,7 +169,8 @@ class MixedSVM(LinearPredictorSVM):
             raise ValueError(f"need at least 2 observations; got n_samples={X.shape[0]}")
         y_pm, classes = encode_labels(y, X.shape[0], positive_class)
         check_positive_finite(sigma2_beta=sigma2_beta, A_u=A_u, B_u=B_u)
-        penalty = LearnedGaussian(scale=np.ones(Z.shape[1]), shape=float(A_u), rate=float(B_u))
+        n_effects = len(fields["effect_names"])
+        penalty = LearnedGaussian(scale=np.ones(n_effects), shape=float(A_u), rate=float(B_u))
         return cls(
             X=X,
             Z=Z,
@@ -124,12 +181,28 @@ class MixedSVM(LinearPredictorSVM):
             **fields,
         )
 
-    def design_for(self, X_new, Z_new=None, **kwargs) -> tuple[np.ndarray, np.ndarray]:
-        """Designs for new inputs: ``X_new`` are the predictors (``penalized``), or ``X_new``
-        and ``Z_new`` the two designs (general form).
+    def design_for(self, X_new, Z_new=None, groups=None) -> DenseDesign | GroupedDesign:
+        """Design of new inputs.
+
+        ``penalized``: ``X_new`` are the predictors. ``random_intercept``: ``X_new`` are the
+        fixed-effect predictors and ``groups`` their groups; a group seen in training uses its
+        random intercept, an unseen one (or ``groups=None``) gets 0, the population level.
+        General form: ``X_new`` and ``Z_new`` are the two designs.
         """
         if self.structure == "penalized":
-            return _intercept_and_features(X_new, self.n_effects)
+            return DenseDesign(*intercept_and_features(X_new, self.n_effects))
+        if self.structure == "random_intercept":
+            ones, X_new = intercept_and_features(X_new, self.n_fixed - 1)
+            index = np.full(X_new.shape[0], -1)
+            if groups is not None:
+                groups = np.asarray(groups)
+                if groups.shape != (X_new.shape[0],):
+                    raise ValueError(
+                        f"groups must have one label per row of X: got shape {groups.shape} "
+                        f"for {X_new.shape[0]} rows"
+                    )
+                index = pd.Index(self.effect_names).get_indexer(groups)
+            return GroupedDesign(np.hstack([ones, X_new]), index, self.n_effects)
         if Z_new is None:
             raise ValueError("this MixedSVM needs Z_new (the random-effect design) to predict")
         X_new, Z_new = as_design(X_new, "X"), as_design(Z_new, "Z")
@@ -138,4 +211,17 @@ class MixedSVM(LinearPredictorSVM):
                 f"expected X with {self.n_fixed} and Z with {self.n_effects} columns; "
                 f"got {X_new.shape[1]} and {Z_new.shape[1]}"
             )
-        return X_new, Z_new
+        return DenseDesign(X_new, Z_new)
+
+
+def _group_codes(groups, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct group labels and each row's index into them."""
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise ValueError(
+            f"shape mismatch: X has {n_samples} rows but groups has shape {groups.shape}"
+        )
+    if pd.isna(groups).any():
+        raise ValueError("groups contains missing labels")
+    labels, index = np.unique(groups, return_inverse=True)
+    return labels, index

@@ -30,8 +30,8 @@ class FixedGaussian:
 
     hyper_names: tuple[str, ...] = ()
 
-    def to_pymc(self, dims: str):
-        """Declare ``u`` in the current PyMC model."""
+    def to_pymc(self, dims: str, noncentered: bool = False):
+        """Declare ``u`` in the current PyMC model (``noncentered`` changes nothing here)."""
         import pymc as pm
 
         return pm.Normal("u", 0.0, sigma=np.sqrt(self.variance), dims=dims)
@@ -50,7 +50,6 @@ class LearnedGaussian:
     shape: float
     rate: float
     report: Literal["sigma2_u", "nu"] = "sigma2_u"
-    noncentered: bool = False
 
     @property
     def hyper_names(self) -> tuple[str, ...]:
@@ -61,7 +60,7 @@ class LearnedGaussian:
         """Map draws of ``s2`` to the reported variable."""
         return {self.report: variance if self.report == "sigma2_u" else np.sqrt(variance)}
 
-    def to_pymc(self, dims: str):
+    def to_pymc(self, dims: str, noncentered: bool = False):
         """Declare ``s2`` and ``u``; ``noncentered`` writes ``u = sqrt(s2) * scale * z``."""
         import pymc as pm
 
@@ -71,7 +70,7 @@ class LearnedGaussian:
             variance = pm.InverseGamma("nu_squared", alpha=self.shape, beta=self.rate)
             pm.Deterministic("nu", pm.math.sqrt(variance))
         sd = pm.math.sqrt(variance) * self.scale
-        if self.noncentered:
+        if noncentered:
             z = pm.Normal("u_standardized", 0.0, 1.0, dims=dims)
             return pm.Deterministic("u", sd * z, dims=dims)
         return pm.Normal("u", 0.0, sigma=sd, dims=dims)
@@ -95,8 +94,8 @@ class Laplace:
         """Posterior variables this prior adds besides ``u``."""
         return () if self.nu is not None else ("nu",)
 
-    def to_pymc(self, dims: str):
-        """Declare ``nu`` (when learned) and ``u``."""
+    def to_pymc(self, dims: str, noncentered: bool = False):
+        """Declare ``nu`` (when learned) and ``u`` (``noncentered`` changes nothing here)."""
         import pymc as pm
 
         nu = self.nu if self.nu is not None else pm.InverseGamma("nu", self.shape, self.rate)

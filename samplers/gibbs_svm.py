@@ -5,7 +5,8 @@ The data augmentation of Polson-Scott (2011) Theorem 1 gives every model of
 
 1. ``(beta, u) | a, prior ~ N(P^-1 C^T Y (1 + 1/a), P^-1)`` with
    ``P = C^T diag(1/a) C + diag(prior precision)``                (Polson-Scott eq. 9-10;
-   Luts-Ormerod Appendix A)
+   Luts-Ormerod Appendix A), factored by the model's design (:mod:`bayesvm.models.design`:
+   dense Cholesky, or the Schur complement for a random intercept)
 2. ``1/a_i | beta, u ~ InverseGaussian(|1 - y_i f_i|^-1, 1)``       (Polson-Scott Corollary 2)
 3. the penalty's own conditionals:
 
@@ -24,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.drivers import run_mcmc
-from bayesvm.linalg import cholesky_lower, cholesky_solve, triangular_solve
 from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 from bayesvm.registry import register
@@ -53,15 +53,13 @@ def _supports(model) -> bool:
 
 def make_gibbs_kernel(model):
     """Return ``(init, step)`` for ``model``; the design and its products are set up once."""
-    C, y = model.design, model.y
+    design, y = model.design_operator, model.y
     p, m = model.n_fixed, model.n_effects
     penalty = model.penalty
-    CTy = C.T * y  # column i is y_i c_i
     prior_precision = np.full(p + m, 1.0 / model.sigma2_beta)
     if isinstance(penalty, FixedGaussian):
         prior_precision[p:] = 1.0 / penalty.variance
     inv_scale2 = 1.0 / penalty.scale**2 if not isinstance(penalty, FixedGaussian) else None
-    diag = np.diag_indices(p + m)
 
     def draw_coefficients(state: GibbsState, rng) -> np.ndarray:
         precision_diag = prior_precision.copy()
@@ -69,15 +67,11 @@ def make_gibbs_kernel(model):
             precision_diag[p:] = inv_scale2 / state.variance
         elif isinstance(penalty, Laplace):
             precision_diag[p:] = state.inv_omega * inv_scale2 / state.nu**2
-        precision = C.T @ (state.inv_a[:, None] * C)
-        precision[diag] += precision_diag
-        factor = cholesky_lower(precision)
-        mean = cholesky_solve(factor, CTy @ (1.0 + state.inv_a))
-        noise = triangular_solve(factor, rng.standard_normal(p + m), transpose=True)
-        return mean + noise
+        gaussian = design.gaussian(state.inv_a, precision_diag)
+        return gaussian.draw(gaussian.solve(design.transpose_times(y * (1.0 + state.inv_a))), rng)
 
     def draw_latents(theta: np.ndarray, state: GibbsState, rng) -> GibbsState:
-        residual = np.maximum(np.abs(1.0 - y * (C @ theta)), RESIDUAL_FLOOR)
+        residual = np.maximum(np.abs(1.0 - y * design.predictor(theta)), RESIDUAL_FLOOR)
         inv_a = rng.wald(1.0 / residual, 1.0)
         variance, nu, inv_omega = state.variance, state.nu, state.inv_omega
         u = theta[p:]

@@ -31,6 +31,7 @@ def fit_nuts(
     seed=None,
     target_accept: float = 0.9,
     progressbar: bool = True,
+    noncentered: bool = False,
     **sample_kwargs,
 ) -> Fit:
     """Fit by PyMC's NUTS.
@@ -41,6 +42,11 @@ def fit_nuts(
         As in ``pymc.sample``.
     seed : int, optional
         ``random_seed`` of ``pymc.sample``.
+    noncentered : bool
+        Write a learned Gaussian ``u`` as ``sqrt(sigma2_u) * z``, ``z ~ N(0, I)``
+        (``model.to_pymc(noncentered=True)``). NUTS needs it for random intercepts with few
+        rows per group, where the centred funnel between ``sigma2_u`` and ``u`` makes it
+        diverge; the posterior (and the stored ``u``) is the same.
     **sample_kwargs
         Passed to ``pymc.sample``.
     """
@@ -48,7 +54,7 @@ def fit_nuts(
 
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(2**31))
-    with model.to_pymc():
+    with model.to_pymc(noncentered=noncentered):
         idata = pm.sample(
             draws=draws,
             tune=tune,

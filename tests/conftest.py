@@ -4,8 +4,10 @@ import warnings
 os.environ.setdefault("MPLBACKEND", "Agg")
 warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
 
+import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from scipy.stats import norm  # noqa: E402
 
 import bayesvm  # noqa: E402,F401  (links PyTensor to BLAS before any test imports PyMC)
 
@@ -32,3 +34,58 @@ def separable(n_samples: int, n_features: int, seed: int):
 @pytest.fixture
 def small_data():
     return simulate_logistic(60, 3, seed=3)
+
+
+FAMILY_LEVEL = 0.01
+ESS_FLOOR = 400
+RHAT_MAX = 1.01
+
+
+def _comparable(idata):
+    posterior = idata.posterior.copy()
+    for name in ("sigma2_u", "nu"):
+        if name in posterior:
+            posterior[f"log_{name}"] = np.log(posterior[name])
+            posterior = posterior.drop_vars(name)
+    return az.InferenceData(posterior=posterior)
+
+
+def _moments(idata):
+    data = _comparable(idata)
+    stats = az.summary(data, kind="all", round_to="none")
+    stats["mcse_sd"] = az.summary(data, kind="diagnostics", round_to="none")["mcse_sd"]
+    return stats
+
+
+def assert_samplers_agree(model, nuts_options=None):
+    """Gibbs and NUTS agree on every scalar's posterior mean and sd.
+
+    Each pair must pass a z-test on their Monte Carlo standard errors, Bonferroni-corrected over
+    all comparisons of the model at family-wise level 1%; ESS and R-hat floors for both.
+    Learned scales (heavy-tailed under the IG(0.01, 0.01) prior, whose variance may not exist)
+    are compared on the log scale.
+    """
+    gibbs = bayesvm.fit(
+        model, method="gibbs", seed=1, chains=4, draws=5000, tune=1000, progressbar=False
+    )
+    nuts = bayesvm.fit(
+        model,
+        method="nuts",
+        seed=1,
+        chains=4,
+        draws=2000,
+        tune=1000,
+        progressbar=False,
+        **(nuts_options or {}),
+    )
+    assert int(nuts.idata.sample_stats["diverging"].sum()) == 0
+    g, n = _moments(gibbs.idata), _moments(nuts.idata).loc[_moments(gibbs.idata).index]
+    z_mean = (g["mean"] - n["mean"]) / np.hypot(g["mcse_mean"], n["mcse_mean"])
+    z_sd = (g["sd"] - n["sd"]) / np.hypot(g["mcse_sd"], n["mcse_sd"])
+    critical = norm.isf(FAMILY_LEVEL / 2 / (2 * len(g)))
+    assert np.all(np.abs(z_mean) < critical), z_mean
+    assert np.all(np.abs(z_sd) < critical), z_sd
+    for stats in (g, n):
+        assert stats["ess_bulk"].min() > ESS_FLOOR
+        assert stats["r_hat"].max() < RHAT_MAX
+    assert gibbs.converged and nuts.converged

@@ -27,7 +27,6 @@ import xarray as xr
 from scipy.special import digamma, gammaln
 
 from bayesvm.drivers import run_ascent
-from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky, triangular_solve
 from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.penalties import FixedGaussian, LearnedGaussian
 from bayesvm.registry import register
@@ -43,7 +42,7 @@ class VBState(NamedTuple):
     """q's parameters after an iteration."""
 
     mu: np.ndarray  # mean of q(beta, u)
-    factor: np.ndarray  # lower Cholesky factor of q(beta, u)'s precision
+    gaussian: object  # q(beta, u)'s precision, factored (DenseGaussian or GroupedGaussian)
     chi: np.ndarray  # q(a_i) = GIG(1/2, 1, chi_i)
     inv_a_mean: np.ndarray  # E_q[1/a_i]
     inv_variance_mean: float  # E_q[1/s2] (learned penalty), else nan
@@ -58,14 +57,14 @@ def _supports(model) -> bool:
 
 def initial_state(model) -> VBState:
     """Start of Algorithm 2: ``E_q[1/a] = 1`` and ``E_q[1/s2] = 1``."""
-    n, k = model.n_samples, model.n_fixed + model.n_effects
+    n, k = model.n_samples, model.n_coefficients
     nan = float("nan")
-    return VBState(np.zeros(k), np.eye(k), np.ones(n), np.ones(n), 1.0, nan)
+    return VBState(np.zeros(k), None, np.ones(n), np.ones(n), 1.0, nan)
 
 
 def make_vb_step(model):
     """Build one iteration of Algorithm 1/2 for ``model`` (one-off work in the closure)."""
-    C, y = model.design, model.y
+    design, y = model.design_operator, model.y
     p, m = model.n_fixed, model.n_effects
     penalty = model.penalty
     learned = isinstance(penalty, LearnedGaussian)
@@ -85,21 +84,17 @@ def make_vb_step(model):
         base_precision[p:] = 1.0 / penalty.variance
         fixed = np.arange(p + m)
     log_fixed_precision = 0.5 * np.sum(np.log(base_precision[fixed]))
-    identity = np.eye(p + m)
-    diag = np.diag_indices(p + m)
 
     def step(state: VBState) -> tuple[VBState, float]:
         precision_diag = base_precision.copy()
         if learned:
             precision_diag[p:] = state.inv_variance_mean * inv_scale2
         weights = state.inv_a_mean
-        precision = C.T @ (weights[:, None] * C)
-        precision[diag] += precision_diag
-        factor = cholesky_lower(precision)
-        mu = cholesky_solve(factor, C.T @ (y * (1.0 + weights)))
-        f_mean = C @ mu
-        f_var = np.sum(triangular_solve(factor, C.T) ** 2, axis=0)
-        sigma_diag = np.sum(triangular_solve(factor, identity) ** 2, axis=0)
+        gaussian = design.gaussian(weights, precision_diag)
+        mu = gaussian.solve(design.transpose_times(y * (1.0 + weights)))
+        f_mean = design.predictor(mu)
+        f_var = gaussian.predictor_variance()
+        sigma_diag = gaussian.coefficient_variance()
         chi = (1.0 - y * f_mean) ** 2 + f_var
         chi_used = np.maximum(chi, CHI_FLOOR)
         root = np.sqrt(chi_used)
@@ -108,7 +103,7 @@ def make_vb_step(model):
         second_moment = mu**2 + sigma_diag
         bound = (
             np.sum(y * f_mean - 1.0 - 0.5 * (root + chi / root))
-            - 0.5 * log_det_from_cholesky(factor)
+            - 0.5 * gaussian.log_det_precision()
             + 0.5 * (p + m)
             + log_fixed_precision
             - 0.5 * np.sum(base_precision[fixed] * second_moment[fixed])
@@ -126,7 +121,7 @@ def make_vb_step(model):
                 + np.log(rate_q)
                 - (1.0 + shape_q) * digamma(shape_q)
             )
-        new_state = VBState(mu, factor, chi, inv_a_mean, inv_variance_mean, rate_q)
+        new_state = VBState(mu, gaussian, chi, inv_a_mean, inv_variance_mean, rate_q)
         return new_state, bound
 
     return step
@@ -160,34 +155,32 @@ def fit_vb(
     state = result.state
     rng = np.random.default_rng(seed)
     p = model.n_fixed
-    k = p + model.n_effects
-    z = rng.standard_normal((k, draws))
-    theta = (state.mu[:, None] + triangular_solve(state.factor, z, transpose=True)).T
+    gaussian = state.gaussian
+    theta = gaussian.draw(state.mu, rng, size=draws)
     posterior = {"beta": theta[None, :, :p], "u": theta[None, :, p:]}
+    variance = gaussian.coefficient_variance()
     variational = {
         "beta_mean": (["fixed"], state.mu[:p]),
         "u_mean": ([model.effect_dim], state.mu[p:]),
-        "covariance": (["coefficient", "coefficient_"], cholesky_solve(state.factor, np.eye(k))),
+        "beta_variance": (["fixed"], variance[:p]),
+        "u_variance": ([model.effect_dim], variance[p:]),
         "chi": (["obs_id"], state.chi),
         "lower_bound": (["iteration"], result.trace),
     }
+    coords = {**model.coords, "obs_id": np.arange(model.n_samples)}
+    if hasattr(gaussian, "covariance"):  # dense q: the full covariance is small enough to keep
+        names = [f"beta[{n}]" for n in model.fixed_names]
+        names += [f"u[{n}]" for n in model.effect_names]
+        variational["covariance"] = (["coefficient", "coefficient_"], gaussian.covariance())
+        coords.update(coefficient=names, coefficient_=names)
     penalty = model.penalty
     if isinstance(penalty, LearnedGaussian):
         shape_q = penalty.shape + model.n_effects / 2.0
-        variance = state.variance_rate / rng.gamma(shape_q, size=draws)
-        posterior.update({k_: v[None] for k_, v in penalty.report_draws(variance).items()})
+        variance_draws = state.variance_rate / rng.gamma(shape_q, size=draws)
+        posterior.update({k: v[None] for k, v in penalty.report_draws(variance_draws).items()})
         variational["variance_shape"] = ((), shape_q)
         variational["variance_rate"] = ((), state.variance_rate)
-    names = [f"beta[{n}]" for n in model.fixed_names] + [f"u[{n}]" for n in model.effect_names]
-    group = xr.Dataset(
-        variational,
-        coords={
-            **model.coords,
-            "coefficient": names,
-            "coefficient_": names,
-            "obs_id": np.arange(model.n_samples),
-        },
-    )
+    group = xr.Dataset(variational, coords=coords)
     idata = build_idata(model, posterior, variational=group)
     return Fit(
         model,
