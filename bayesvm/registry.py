@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bayesvm.linalg import blas_threads_for
+from bayesvm.linalg import SMALL_SYSTEM, blas_threads_for
 
 __all__ = ["register", "methods", "fit"]
 
@@ -53,7 +53,7 @@ def fit(model, method: str = "vb", **options):
     for backend in _BACKENDS:
         if backend.method == method and backend.supports(model):
             start = time.perf_counter()
-            with blas_threads_for(model.n_coefficients):
+            with blas_threads_for(getattr(model, "factored_size", SMALL_SYSTEM)):
                 result = backend.run(model, **options)
             result.runtime_s = time.perf_counter() - start
             result.idata.attrs["runtime_s"] = result.runtime_s

@@ -6,7 +6,7 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["load_heart", "data_path"]
+__all__ = ["load_heart", "load_toenail", "data_path"]
 
 
 def data_path(name: str):
@@ -19,4 +19,26 @@ def load_heart() -> pd.DataFrame:
     (already normalised by the benchmark authors) and label ``y`` in {-1, +1}.
     """
     with data_path("heart.csv").open() as handle:
+        return pd.read_csv(handle)
+
+
+def load_toenail() -> pd.DataFrame:
+    """De Backer et al. (1998) toenail trial (``HSAUR3::toenail``), the data of Luts-Ormerod
+    section 4.3: 1908 visits of 294 patients, as bundled (strings kept as they are).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns, in file order:
+
+        * ``patientID`` (int): patient identifier, not consecutive (1 to 383);
+        * ``outcome`` (str): dichotomised onycholysis, ``"none or mild"`` (1500 rows) or
+          ``"moderate or severe"`` (408 rows);
+        * ``treatment`` (str): ``"itraconazole"`` (200 mg/day) or ``"terbinafine"``
+          (250 mg/day);
+        * ``time`` (float): months since baseline at which the visit actually took place;
+        * ``visit`` (int): number of the visit attended, 1 to 7 (planned at weeks 0, 4, 8,
+          12, 24, 36 and 48).
+    """
+    with data_path("toenail.csv").open() as handle:
         return pd.read_csv(handle)

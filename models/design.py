@@ -35,6 +35,11 @@ class DenseDesign:
         """``K = p + m``."""
         return self.matrix.shape[1]
 
+    @property
+    def factored_size(self) -> int:
+        """Order of the matrix factored each iteration: ``K``."""
+        return self.n_coefficients
+
     def predictor(self, theta: np.ndarray) -> np.ndarray:
         """``C theta`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""
         return theta @ self.matrix_t
@@ -110,6 +115,11 @@ class GroupedDesign:
     def n_coefficients(self) -> int:
         """``K = p + m``."""
         return self.n_fixed + self.n_groups
+
+    @property
+    def factored_size(self) -> int:
+        """Order of the matrix factored each iteration: ``p`` (the Schur complement)."""
+        return self.n_fixed
 
     def predictor(self, theta: np.ndarray) -> np.ndarray:
         """``X beta + u[group]`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""

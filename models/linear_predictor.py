@@ -79,6 +79,11 @@ class LinearPredictorSVM:
         return self.n_fixed + self.n_effects
 
     @property
+    def factored_size(self) -> int:
+        """Order of the matrix the backends factor each iteration (sets BLAS threading)."""
+        return self.design_operator.factored_size
+
+    @property
     def coords(self) -> dict[str, list]:
         """Coordinates of the posterior dimensions."""
         return {"fixed": list(self.fixed_names), self.effect_dim: list(self.effect_names)}
