@@ -1,0 +1,36 @@
+import hashlib
+import re
+
+from bayesvm.data import data_path, load_heart, load_toenail
+
+
+def _provenance_md5(name: str) -> str:
+    text = data_path("PROVENANCE.md").read_text()
+    match = re.search(rf"^\| {re.escape(name)} \|.*\| ([0-9a-f]{{32}}) \|$", text, re.MULTILINE)
+    assert match, f"no row for {name} in PROVENANCE.md"
+    return match.group(1)
+
+
+def test_toenail_matches_its_provenance():
+    frame = load_toenail()
+    assert frame.shape == (1908, 5)
+    assert list(frame.columns) == ["patientID", "outcome", "treatment", "time", "visit"]
+    assert frame["patientID"].nunique() == 294
+    assert (frame["outcome"] == "moderate or severe").sum() == 408
+    assert set(frame["outcome"]) == {"none or mild", "moderate or severe"}
+    assert set(frame["treatment"]) == {"itraconazole", "terbinafine"}
+    assert frame.groupby("treatment")["patientID"].nunique().to_dict() == {
+        "itraconazole": 146,
+        "terbinafine": 148,
+    }
+    assert frame["visit"].between(1, 7).all() and frame["time"].min() == 0.0
+
+
+def test_bundled_files_have_the_md5_of_their_provenance():
+    for name in ["toenail.csv", "heart.csv"]:
+        digest = hashlib.md5(data_path(name).read_bytes()).hexdigest()
+        assert digest == _provenance_md5(name), name
+
+
+def test_heart_shape():
+    assert load_heart().shape == (270, 14)
