@@ -9,6 +9,7 @@ Examples
     $ bayesvm compare vb.nc gibbs.nc --names VB,Gibbs --plot forest.png
     $ bayesvm bench --quick --methods vb,gibbs
     $ bayesvm reproduce simulated --quick --out results/simulated
+    $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ from bayesvm.models import LinearSVM, MixedSVM
 __all__ = ["main", "CASE_STUDIES"]
 
 # ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
-# n_datasets=...])`` of these modules.
-CASE_STUDIES = {"simulated": "bayesvm.case_studies.simulated"}
+# n_datasets=..., scheduler=..., resume=True])`` of these modules.
+CASE_STUDIES = {
+    "simulated": "bayesvm.case_studies.simulated",
+    "toenail": "bayesvm.case_studies.toenail",
+}
 
 
 class CommandError(Exception):
@@ -114,6 +118,16 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument(
         "--datasets", type=int, help="data sets (or splits) per cell instead of the paper's"
     )
+    reproduce.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on this Dask cluster, e.g. tcp://host:8786 (needs bayesvm[distributed])",
+    )
+    reproduce.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the tasks already in the output CSV (interrupted run) and run the others",
+    )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
     return parser
 
@@ -195,7 +209,12 @@ def _reproduce(args) -> None:
     except ImportError as error:
         raise CommandError(f"case study {args.name!r} is not available: {error}") from error
     out_dir = args.out if args.out is not None else Path("results") / args.name
-    options = {"methods": args.methods, "n_datasets": args.datasets}
+    options = {
+        "methods": args.methods,
+        "n_datasets": args.datasets,
+        "scheduler": args.scheduler,
+        "resume": args.resume or None,
+    }
     options = {key: value for key, value in options.items() if value is not None}
     case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     print(f"wrote {out_dir}")

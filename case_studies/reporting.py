@@ -1,24 +1,47 @@
-"""Pieces of the case studies' markdown reports."""
+"""Pieces of the case studies' markdown reports and figures."""
 
 from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["markdown_table", "machine_description"]
+from bayesvm.case_studies.default_svm import COARSE_ALPHAS, FINE_DECADES, FINE_POINTS
+
+__all__ = [
+    "PAPER_MACHINE",
+    "markdown_table",
+    "machine_description",
+    "run_description",
+    "default_svm_description",
+    "paper_timing_table",
+    "ber_boxplot",
+]
+
+#: Where Luts-Ormerod (2014) timed their experiments (section 4).
+PAPER_MACHINE = "Intel Core i7-2760QM @ 2.40 GHz, 8 GB RAM"
 
 
-def markdown_table(frame: pd.DataFrame, float_format: str = "{:.3g}") -> str:
-    """Render ``frame`` as a GitHub markdown table (index dropped, floats by ``float_format``)."""
+def markdown_table(frame: pd.DataFrame, float_format: str | None = None) -> str:
+    """Render ``frame`` as a GitHub markdown table (index dropped).
+
+    Floats are written by ``float_format`` (e.g. ``"{:.2f}"``); by default with 3
+    significant digits, and from 1000 up as whole numbers with thousands separators
+    (``3,669`` rather than ``3.67e+03``). NaN is left blank.
+    """
 
     def cell(value) -> str:
-        if isinstance(value, float | np.floating):
-            return "" if np.isnan(value) else float_format.format(value)
-        return str(value)
+        if not isinstance(value, float | np.floating):
+            return str(value)
+        if np.isnan(value):
+            return ""
+        if float_format is not None:
+            return float_format.format(value)
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
     header = "| " + " | ".join(str(column) for column in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
@@ -44,3 +67,64 @@ def _cpu_model() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown CPU"
+
+
+def run_description(*, workers: int, scheduler, wall_s: float) -> str:
+    """One line on where and how long a case study ran (for the report)."""
+    where = f"Workers: {workers}." if scheduler is None else f"Dask scheduler: {scheduler}."
+    return f"Machine: {machine_description()}. {where} Wall time of the whole run: {wall_s:.1f} s."
+
+
+def default_svm_description(n_holdouts: int, coarse_alphas=COARSE_ALPHAS) -> str:
+    """How the default SVM of Luts-Ormerod section 4.1 was tuned, in one sentence."""
+    return (
+        f"Default SVM: alpha on a coarse grid {coarse_alphas[0]:g} to {coarse_alphas[-1]:g} "
+        f"by decades, then {FINE_POINTS} log-spaced points within {FINE_DECADES:g} decade "
+        f"either side of the best, each scored by its mean error over {n_holdouts} random "
+        "3/4-1/4 splits of the training data."
+    )
+
+
+def paper_timing_table(
+    ours: pd.Series, paper: Mapping[str, float], labels: Mapping[str, str]
+) -> pd.DataFrame:
+    """Our mean seconds per fit beside the paper's, with speed-ups and ratios to VB.
+
+    Parameters
+    ----------
+    ours : pandas.Series
+        Mean seconds per fit indexed by method.
+    paper : mapping of str to float
+        The paper's published mean seconds by method (must include ``"vb"``).
+    labels : mapping of str to str
+        Display name of each method, in the order of the rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``paper s``, ``ours s``, ``speed-up (paper / ours)``,
+        ``paper: x VB time``, ``ours: x VB time``; NaN where a time is missing.
+    """
+    methods = list(labels)
+    ours = ours.reindex(methods)
+    published = pd.Series(paper, dtype=float).reindex(methods)
+    return pd.DataFrame(
+        {
+            "method": [labels[method] for method in methods],
+            "paper s": published.to_numpy(),
+            "ours s": ours.to_numpy(),
+            "speed-up (paper / ours)": (published / ours).to_numpy(),
+            "paper: x VB time": (published / paper["vb"]).to_numpy(),
+            "ours: x VB time": (ours / ours.get("vb", np.nan)).to_numpy(),
+        }
+    )
+
+
+def ber_boxplot(ax, results: pd.DataFrame, labels: Mapping[str, str]) -> None:
+    """Boxplots of the ``ber`` column of ``results`` by ``method`` (in the order of
+    ``labels``) on the matplotlib axes ``ax``, like the papers' figures.
+    """
+    ax.boxplot(
+        [results.loc[results["method"] == method, "ber"] for method in labels],
+        tick_labels=list(labels.values()),
+    )

@@ -2,16 +2,17 @@
 
 A case study is a list of :class:`Task` objects (one per data set, split, ...), each a
 picklable function and its keyword arguments returning result rows. :func:`run_tasks` runs
-them in this process or in ``workers`` local processes, shows a progress bar over tasks,
-appends each finished task's rows to a CSV (an interrupted run keeps what finished) and
-returns all rows as a data frame in task order. Every task carries its own seed
-(:func:`task_seed`), so results do not depend on the number of workers or on the order in
-which tasks finish.
+them in this process, in ``workers`` local processes or on a Dask distributed cluster, shows
+a progress bar over tasks, appends each finished task's rows to a CSV (an interrupted run
+keeps what finished, and ``resume=True`` picks up from there) and returns all rows as a data
+frame in task order. Every task carries its own seed (:func:`task_seed`), so results depend
+neither on where the tasks run nor on the order in which they finish.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -30,7 +31,7 @@ from rich.progress import (
 )
 from threadpoolctl import threadpool_limits
 
-__all__ = ["Task", "task_seed", "run_tasks"]
+__all__ = ["Task", "task_seed", "check_methods", "run_tasks"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class Task:
     ----------
     key : dict
         Identifies the task (e.g. ``{"n": 200, "d": 10, "replicate": 3}``); its items are
-        prepended to every row the task returns.
+        prepended to every row the task returns, and ``resume`` finds the finished tasks in
+        the CSV by these columns.
     function : callable
         Module-level (hence picklable) ``function(**kwargs) -> list[dict]``, one dict per row.
     kwargs : dict
@@ -62,11 +64,21 @@ def task_seed(seed: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, *key])
 
 
+def check_methods(methods, allowed: Sequence[str]) -> tuple[str, ...]:
+    """``methods`` as a tuple, after checking that it is a non-empty subset of ``allowed``."""
+    methods = tuple(methods)
+    if not methods or not set(methods) <= set(allowed):
+        raise ValueError(f"methods must be a non-empty subset of {tuple(allowed)}; got {methods}")
+    return methods
+
+
 def run_tasks(
     tasks: Sequence[Task],
     *,
     csv_path=None,
     workers: int = 1,
+    scheduler=None,
+    resume: bool = False,
     description: str = "tasks",
     progressbar: bool = True,
 ) -> pd.DataFrame:
@@ -75,15 +87,31 @@ def run_tasks(
     Parameters
     ----------
     tasks : sequence of Task
+        Their keys must be distinct and share the same columns.
     csv_path : path-like, optional
-        Rows are appended here as each task finishes (the file is started afresh); at the end
-        the file is rewritten in task order, so it does not depend on ``workers``.
+        Rows are appended here as each task finishes, so an interrupted run (Ctrl-C, a
+        crash) leaves the rows of every finished task; at the end the file is rewritten in
+        task order, so it depends neither on ``workers`` nor on ``scheduler``.
     workers : int
         1 runs the tasks in this process; more runs them in that many local processes,
         forked from a ``forkserver`` that has imported the tasks' modules, each with
         single-threaded BLAS so that workers do not oversubscribe the cores. As with any
         ``forkserver`` or ``spawn`` pool, a script calling this must guard its entry point
         with ``if __name__ == "__main__":``.
+    scheduler : str, dask.distributed.Client or cluster, optional
+        Run the tasks on a Dask distributed cluster instead: a scheduler address such as
+        ``"tcp://10.0.0.5:8786"``, a cluster object (e.g. ``LocalCluster``) or a connected
+        ``Client``. Tasks go through the client's ``concurrent.futures`` executor; every
+        worker must have ``bayesvm`` installed. Dask's nanny starts workers with
+        single-threaded BLAS (``OMP_NUM_THREADS=1`` ...), so give each worker one thread per
+        core. Needs the ``distributed`` extra (``pip install "bayesvm[distributed]"``);
+        ``workers`` must then be 1.
+    resume : bool
+        Keep the rows of the tasks already in ``csv_path`` (matched by their key columns)
+        and run only the others; rows of keys not among ``tasks`` are dropped. The kept
+        rows are used as they are, so resume with the settings of the interrupted run. A
+        last line cut short by a crash is dropped together with the task of the line before
+        it, which is then run again. Without ``resume`` the CSV starts afresh.
     description : str
         Label of the progress bar.
     progressbar : bool
@@ -91,28 +119,71 @@ def run_tasks(
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
-    rows_of_task: list[list[dict]] = [[] for _ in tasks]
-    sink = _CsvSink(csv_path)
+    if scheduler is not None and workers != 1:
+        raise ValueError("give either workers (local processes) or scheduler (a Dask cluster)")
+    if resume and csv_path is None:
+        raise ValueError("resume needs csv_path, the CSV of the interrupted run")
+    rows_of_task: list[list[dict] | None] = [None] * len(tasks)
+    if resume:
+        for index, rows in _finished_rows(tasks, csv_path).items():
+            rows_of_task[index] = rows
+    sink = _CsvSink(csv_path, [row for rows in rows_of_task if rows for row in rows])
+    pending = [index for index, rows in enumerate(rows_of_task) if rows is None]
     with _task_progress(progressbar) as progress:
-        bar = progress.add_task(description, total=len(tasks))
+        bar = progress.add_task(description, total=len(tasks), completed=len(tasks) - len(pending))
 
         def record(index: int, rows: list[dict]) -> None:
             rows_of_task[index] = rows
             sink.write(rows)
             progress.advance(bar)
 
-        if workers == 1:
-            for index, task in enumerate(tasks):
-                record(index, task.run())
+        if scheduler is not None:
+            _run_on_cluster(scheduler, tasks, pending, record)
+        elif workers == 1:
+            for index in pending:
+                record(index, tasks[index].run())
         else:
-            _run_in_processes(tasks, workers, record)
+            _run_in_processes(tasks, pending, workers, record)
     frame = pd.DataFrame([row for rows in rows_of_task for row in rows])
     if csv_path is not None:
         frame.to_csv(csv_path, index=False)
     return frame
 
 
-def _run_in_processes(tasks, workers: int, record: Callable[[int, list[dict]], None]) -> None:
+def _finished_rows(tasks: Sequence[Task], csv_path) -> dict[int, list[dict]]:
+    """Rows of the finished tasks in ``csv_path`` by task index; {} if there is no file."""
+    path = Path(csv_path)
+    text = path.read_text() if path.exists() else ""
+    complete = text.endswith("\n")
+    if not complete:  # the last write was cut short: drop its partial line
+        text = text[: text.rfind("\n") + 1]
+    if not text.strip():
+        return {}
+    # Keys are matched as CSV text (csv writes str(value)); the other columns are parsed.
+    key_columns = list(tasks[0].key) if tasks else []
+    as_text = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    values = pd.read_csv(io.StringIO(text))
+    missing = set(key_columns) - set(values.columns)
+    if missing:
+        raise ValueError(f"cannot resume from {path}: it lacks the key columns {sorted(missing)}")
+    row_keys = list(as_text[key_columns].itertuples(index=False, name=None))
+    records = values.to_dict("records")
+    if not complete and row_keys:
+        # A task's rows are written together, so the last task's rows end the file.
+        start_of_last = row_keys.index(row_keys[-1])
+        row_keys, records = row_keys[:start_of_last], records[:start_of_last]
+    index_of = {tuple(str(value) for value in task.key.values()): i for i, task in enumerate(tasks)}
+    finished: dict[int, list[dict]] = {}
+    for key, row in zip(row_keys, records, strict=True):
+        if key in index_of:
+            task = tasks[index_of[key]]
+            finished.setdefault(index_of[key], []).append({**row, **task.key})
+    return finished
+
+
+def _run_in_processes(
+    tasks, pending: list[int], workers: int, record: Callable[[int, list[dict]], None]
+) -> None:
     context = multiprocessing.get_context("forkserver")
     # The fork server imports the tasks' modules once; each worker forks from it ready to go.
     context.set_forkserver_preload(sorted({task.function.__module__ for task in tasks}))
@@ -120,18 +191,40 @@ def _run_in_processes(tasks, workers: int, record: Callable[[int, list[dict]], N
         max_workers=workers, mp_context=context, initializer=_single_threaded_blas
     )
     try:
-        _run_on_executor(pool, tasks, record)
+        _run_on_executor(pool, tasks, pending, record)
     finally:
         # On an error or Ctrl-C drop the tasks not yet started instead of waiting for them.
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_on_executor(executor: Executor, tasks, record: Callable[[int, list[dict]], None]):
-    """Submit every task to a ``concurrent.futures`` executor and record each as it finishes.
+def _run_on_cluster(
+    scheduler, tasks, pending: list[int], record: Callable[[int, list[dict]], None]
+) -> None:
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise ImportError(
+            "scheduler= runs tasks on a Dask cluster and needs dask.distributed: "
+            'pip install "bayesvm[distributed]"'
+        ) from error
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    # pure=False: every task is computed, whatever Dask's hashing of its arguments says.
+    executor = client.get_executor(pure=False)
+    try:
+        _run_on_executor(executor, tasks, pending, record)
+    finally:
+        executor.shutdown(wait=False)  # cancels what has not finished (error or Ctrl-C)
+        if client is not scheduler:
+            client.close()
 
-    Any executor works, e.g. a Dask ``Client.get_executor()`` for a cluster.
+
+def _run_on_executor(
+    executor: Executor, tasks, pending: list[int], record: Callable[[int, list[dict]], None]
+) -> None:
+    """Submit the ``pending`` tasks to a ``concurrent.futures`` executor and record each as
+    it finishes.
     """
-    futures = {executor.submit(task.run): index for index, task in enumerate(tasks)}
+    futures = {executor.submit(tasks[index].run): index for index in pending}
     for future in as_completed(futures):
         record(futures[future], future.result())
 
@@ -152,21 +245,34 @@ def _task_progress(enabled: bool) -> Progress:
 
 
 class _CsvSink:
-    """Appends rows to a CSV as they arrive, header from the first rows; no-op without a path."""
+    """Appends rows to a CSV as they arrive; no-op without a path.
 
-    def __init__(self, path):
+    The file starts with ``initial`` rows (those kept by ``resume``), or empty, and replaces
+    any old file at once, so that a crash then loses none of the kept rows. The header comes
+    from the first rows; each task's rows go out in one write.
+    """
+
+    def __init__(self, path, initial: list[dict]):
         self.path = None if path is None else Path(path)
         self.columns: list[str] | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.unlink(missing_ok=True)
+            fresh = self.path.with_name(self.path.name + ".new")
+            fresh.write_text(self._csv_text(initial), newline="")
+            fresh.replace(self.path)
 
     def write(self, rows: list[dict]) -> None:
-        if self.path is None or not rows:
-            return
-        with self.path.open("a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=self.columns or list(rows[0]))
-            if self.columns is None:
-                self.columns = list(writer.fieldnames)
-                writer.writeheader()
-            writer.writerows(rows)
+        if self.path is not None and rows:
+            with self.path.open("a", newline="") as handle:
+                handle.write(self._csv_text(rows))
+
+    def _csv_text(self, rows: list[dict]) -> str:
+        if not rows:
+            return ""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=self.columns or list(rows[0]))
+        if self.columns is None:
+            self.columns = list(writer.fieldnames)
+            writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue()

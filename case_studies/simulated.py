@@ -28,15 +28,17 @@ from matplotlib.figure import Figure
 from scipy.special import expit
 
 import bayesvm
-from bayesvm.case_studies.default_svm import (
-    COARSE_ALPHAS,
-    FINE_DECADES,
-    FINE_POINTS,
-    fit_default_svm,
-)
+from bayesvm.case_studies.default_svm import fit_default_svm
 from bayesvm.case_studies.metrics import balanced_error_rate
-from bayesvm.case_studies.reporting import machine_description, markdown_table
-from bayesvm.case_studies.runner import Task, run_tasks, task_seed
+from bayesvm.case_studies.reporting import (
+    PAPER_MACHINE,
+    ber_boxplot,
+    default_svm_description,
+    markdown_table,
+    paper_timing_table,
+    run_description,
+)
+from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -58,7 +60,6 @@ METHOD_LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
 #: The cell whose mean fitting times section 4.2 publishes, and those times in seconds.
 PAPER_CELL = (200, 10)
 PAPER_SECONDS = {"svm": 571.75, "vb": 1.68, "gibbs": 82.31}
-PAPER_MACHINE = "Intel Core i7-2760QM @ 2.40 GHz, 8 GB RAM"
 DEFAULT_SEED = 2014
 OUTPUT_FILES = ("simulated.csv", "simulated_ber.png", "timing.csv", "report.md")
 
@@ -169,6 +170,8 @@ def run(
     *,
     quick: bool = False,
     workers: int = 1,
+    scheduler=None,
+    resume: bool = False,
     methods=METHODS,
     n_datasets: int | None = None,
     seed: int = DEFAULT_SEED,
@@ -186,13 +189,19 @@ def run(
         Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
     workers : int
         Local processes fitting data sets in parallel (1: in this process).
+    scheduler : str or dask.distributed.Client, optional
+        Fit the data sets on this Dask cluster instead (see
+        :func:`~bayesvm.case_studies.runner.run_tasks`).
+    resume : bool
+        Keep the data sets already in ``simulated.csv`` (from an interrupted run with the
+        same settings) and fit only the others.
     methods : sequence of {"svm", "vb", "gibbs"}
         Methods to compare.
     n_datasets : int, optional
         Data sets per cell; default that of the protocol (200, or 3 when ``quick``).
     seed : int
         Every data set and fit is seeded from ``(seed, n, d, replicate)``: same seed, same
-        results, whatever ``workers``.
+        results, whatever ``workers`` or ``scheduler``.
     progressbar : bool
         Show a progress bar over data sets.
 
@@ -201,9 +210,7 @@ def run(
     pandas.DataFrame
         The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha``.
     """
-    methods = tuple(methods)
-    if not methods or not set(methods) <= set(METHODS):
-        raise ValueError(f"methods must be a non-empty subset of {METHODS}; got {methods}")
+    methods = check_methods(methods, METHODS)
     protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
     if n_datasets is not None:
         if n_datasets < 1:
@@ -233,6 +240,8 @@ def run(
         tasks,
         csv_path=out_dir / "simulated.csv",
         workers=workers,
+        scheduler=scheduler,
+        resume=resume,
         description="simulated data sets",
         progressbar=progressbar,
     )
@@ -241,7 +250,12 @@ def run(
     timing.to_csv(out_dir / "timing.csv", index=False)
     _plot_ber(results, protocol).savefig(out_dir / "simulated_ber.png", dpi=120)
     report = _report(
-        results, timing, protocol, quick=quick, workers=workers, seed=seed, wall_s=wall_s
+        results,
+        timing,
+        protocol,
+        quick=quick,
+        seed=seed,
+        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
     (out_dir / "report.md").write_text(report)
     return results
@@ -277,10 +291,7 @@ def _plot_ber(results: pd.DataFrame, protocol: Protocol) -> Figure:
         for column, d in enumerate(columns):
             cell = results[(results["n"] == n) & (results["d"] == d)]
             ax = axes[row, column]
-            ax.boxplot(
-                [cell.loc[cell["method"] == method, "ber"] for method in methods],
-                tick_labels=[METHOD_LABELS[method] for method in methods],
-            )
+            ber_boxplot(ax, cell, {method: METHOD_LABELS[method] for method in methods})
             ax.set_title(f"n = {n}, d = {d}", fontsize=10)
             if column == 0:
                 ax.set_ylabel("balanced error rate")
@@ -289,7 +300,7 @@ def _plot_ber(results: pd.DataFrame, protocol: Protocol) -> Figure:
     return figure
 
 
-def _report(results, timing, protocol, *, quick, workers, seed, wall_s) -> str:
+def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
     labels = {method: METHOD_LABELS[method] for method in dict.fromkeys(results["method"])}
     cells = set(zip(results["n"], results["d"], strict=True))
     ber = results.groupby(["n", "d", "method"], sort=False)["ber"].agg(["mean", "median"])
@@ -302,8 +313,7 @@ def _report(results, timing, protocol, *, quick, workers, seed, wall_s) -> str:
             [
                 "# Simulated data: penalty parameter inference (Luts-Ormerod 2014, section 4.2)",
                 _protocol_text(protocol, quick=quick, seed=seed),
-                f"Machine: {machine_description()}. Workers: {workers}. "
-                f"Wall time of the whole run: {wall_s:.1f} s.",
+                run_line,
                 "## Balanced error rate on the test sets: mean (median)",
                 markdown_table(ber_table),
                 "## Mean seconds per fit",
@@ -313,7 +323,7 @@ def _report(results, timing, protocol, *, quick, workers, seed, wall_s) -> str:
                 f"## Timing against the paper at n = {PAPER_CELL[0]}, d = {PAPER_CELL[1]}",
                 f"The paper's times are means on an {PAPER_MACHINE} (section 4)."
                 + ("" if PAPER_CELL in cells else " This run did not include that cell."),
-                markdown_table(_paper_comparison(timing, list(labels))),
+                markdown_table(_paper_comparison(timing, labels)),
                 "![Balanced error rate by method and cell](simulated_ber.png)",
             ]
         )
@@ -327,27 +337,12 @@ def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:
         f"{'Quick smoke-test version' if quick else 'Protocol of the paper'} (seed {seed}): "
         f"n in {settings['sample_sizes']}, d in {settings['dimensions']}, "
         f"{protocol.n_datasets} training sets per cell, {protocol.n_test} test points each. "
-        f"Default SVM: alpha on a coarse grid {COARSE_ALPHAS[0]:g} to {COARSE_ALPHAS[-1]:g} "
-        f"by decades, then {FINE_POINTS} log-spaced points within {FINE_DECADES:g} decade "
-        f"either side of the best, each scored by its mean error over {protocol.n_holdouts} "
-        "random 3/4-1/4 splits of the training data. VB: Algorithm 2 until the lower bound "
+        f"{default_svm_description(protocol.n_holdouts)} VB: Algorithm 2 until the lower bound "
         f"rises by less than 1e-10. MCMC: block Gibbs, {protocol.gibbs_tune} burn-in and "
         f"{protocol.gibbs_draws} kept draws, one chain."
     )
 
 
-def _paper_comparison(timing: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+def _paper_comparison(timing: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     at_cell = timing[(timing["n"] == PAPER_CELL[0]) & (timing["d"] == PAPER_CELL[1])]
-    ours = at_cell.set_index("method")["mean_seconds"].reindex(methods)
-    paper = pd.Series(PAPER_SECONDS).reindex(methods)
-    ours_vb = ours.get("vb", np.nan)
-    return pd.DataFrame(
-        {
-            "method": [METHOD_LABELS[method] for method in methods],
-            "paper s": paper.to_numpy(),
-            "ours s": ours.to_numpy(),
-            "speed-up (paper / ours)": (paper / ours).to_numpy(),
-            "paper: x VB time": (paper / PAPER_SECONDS["vb"]).to_numpy(),
-            "ours: x VB time": (ours / ours_vb).to_numpy(),
-        }
-    )
+    return paper_timing_table(at_cell.set_index("method")["mean_seconds"], PAPER_SECONDS, labels)

@@ -1,0 +1,139 @@
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesvm import cli
+from bayesvm.case_studies import toenail
+from bayesvm.case_studies.runner import Task, run_tasks
+from bayesvm.case_studies.toenail import (
+    DEFAULT_METHODS,
+    OUTPUT_FILES,
+    QUICK_PROTOCOL,
+    fixed_effects,
+    run,
+    split_rows,
+    standardize,
+)
+from bayesvm.data import load_toenail
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("toenail")
+    return out_dir, run(out_dir, quick=True, progressbar=False)
+
+
+def test_quick_run_writes_every_output(quick_run):
+    out_dir, results = quick_run
+    for name in OUTPUT_FILES:
+        assert (out_dir / name).stat().st_size > 0, name
+    on_disk = pd.read_csv(out_dir / "toenail.csv")
+    assert list(on_disk.columns) == ["split", "method", "ber", "seconds"]
+    assert on_disk["split"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert on_disk["method"].tolist() == list(DEFAULT_METHODS) * 3
+    assert on_disk["ber"].between(0, 1).all() and (on_disk["seconds"] > 0).all()
+    pd.testing.assert_frame_equal(on_disk, results, check_dtype=False)
+    # The random intercept helps: VB and Gibbs beat an SVM on the fixed effects alone.
+    mean_ber = results.groupby("method")["ber"].mean()
+    assert mean_ber["vb"] < 0.3 and mean_ber["gibbs"] < 0.3 and mean_ber["svm"] > 0.4
+    forest = pd.read_csv(out_dir / "toenail_forest.csv")
+    assert {"parameter", "method", "mean", "hdi_lower", "hdi_upper"} <= set(forest.columns)
+    assert set(forest["method"]) == {"VB", "MCMC (Gibbs)", "NUTS"}
+    assert set(forest["parameter"]) == {
+        "beta[intercept]",
+        "beta[time]",
+        "beta[terbinafine]",
+        "beta[time:terbinafine]",
+        "sigma2_u",
+    }
+    # NUTS, started from VB, is in Gibbs's mode, not in the spurious one with sigma2_u ~ 0.
+    sigma2_u = forest[forest["parameter"] == "sigma2_u"].set_index("method")["mean"]
+    assert sigma2_u.min() > 1 and sigma2_u["NUTS"] > 0.5 * sigma2_u["MCMC (Gibbs)"]
+    report = (out_dir / "report.md").read_text()
+    assert "| Default SVM | 3,669 |" in report and "| VB | 172 |" in report
+    assert "logical cores" in report and "`time`" in report
+
+
+def test_predictors_are_standardised_with_the_training_part_only():
+    data = load_toenail()
+    raw = fixed_effects(data)
+    assert raw.shape == (1908, 3)
+    np.testing.assert_array_equal(raw[:, 2], raw[:, 0] * raw[:, 1])
+    train, test = standardize(raw[:1000], raw[1000:])
+    np.testing.assert_allclose(train.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(train.std(axis=0), 1)
+    np.testing.assert_allclose(test, (raw[1000:] - raw[:1000].mean(0)) / raw[:1000].std(0))
+
+
+def test_workers_do_not_change_results(quick_run):
+    _, sequential = quick_run
+    tasks = toenail_tasks(n_splits=2, methods=("vb",))
+    one = run_tasks(tasks, workers=1, progressbar=False)
+    two = run_tasks(tasks, workers=2, progressbar=False)
+    columns = ["split", "method", "ber"]
+    pd.testing.assert_frame_equal(one[columns], two[columns])
+    # Each method has its own seed stream: VB alone scores as VB among the three methods.
+    expected = sequential.loc[(sequential["split"] < 2) & (sequential["method"] == "vb")]
+    pd.testing.assert_frame_equal(one[columns], expected[columns].reset_index(drop=True))
+
+
+def toenail_tasks(n_splits: int, methods):
+    return [
+        Task(
+            key={"split": split},
+            function=split_rows,
+            kwargs={
+                "split": split,
+                "seed": toenail.DEFAULT_SEED,
+                "methods": methods,
+                "protocol": QUICK_PROTOCOL,
+            },
+        )
+        for split in range(n_splits)
+    ]
+
+
+def test_cli_resume_skips_finished_splits(quick_run, tmp_path, monkeypatch):
+    out_dir, results = quick_run
+    for name in OUTPUT_FILES:
+        shutil.copy(out_dir / name, tmp_path / name)
+    # An interrupted run: split 2 missing, split 0 marked to show it is kept as it is.
+    interrupted = results[results["split"] < 2].copy()
+    interrupted.loc[interrupted["split"] == 0, "seconds"] = 12345.0
+    interrupted.to_csv(tmp_path / "toenail.csv", index=False)
+    ran = []
+
+    def recording_split_rows(**kwargs):
+        ran.append(kwargs["split"])
+        return split_rows(**kwargs)
+
+    monkeypatch.setattr(toenail, "split_rows", recording_split_rows)
+    monkeypatch.setattr(toenail, "full_data_fits", pytest.fail)  # forest outputs kept too
+    assert cli.main(["reproduce", "toenail", "--quick", "--resume", "--out", str(tmp_path)]) == 0
+    assert ran == [2]
+    on_disk = pd.read_csv(tmp_path / "toenail.csv")
+    columns = ["split", "method", "ber"]
+    pd.testing.assert_frame_equal(on_disk[columns], results[columns])
+    assert (on_disk.loc[on_disk["split"] == 0, "seconds"] == 12345.0).all()
+    # The fake 12345 s of split 0 weigh in the mean seconds per split.
+    assert "| Default SVM | 3,669 | 4,11" in (tmp_path / "report.md").read_text()
+
+
+def test_cli_passes_scheduler_and_resume_only_when_given(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(toenail, "run", lambda **kwargs: calls.append(kwargs))
+    out = ["--out", str(tmp_path)]
+    cli.main(["reproduce", "toenail", "--scheduler", "tcp://10.0.0.5:8786", "--resume", *out])
+    cli.main(["reproduce", "toenail", *out])
+    assert calls == [
+        {
+            "out_dir": tmp_path,
+            "quick": False,
+            "workers": 1,
+            "scheduler": "tcp://10.0.0.5:8786",
+            "resume": True,
+        },
+        {"out_dir": tmp_path, "quick": False, "workers": 1},
+    ]
