@@ -34,7 +34,9 @@ class AscentResult:
     converged: bool
 
 
-def run_ascent(state, step: Callable, *, tol: float, max_iter: int) -> AscentResult:
+def run_ascent(
+    state, step: Callable, *, tol: float, max_iter: int, relative: bool = False
+) -> AscentResult:
     """Iterate ``step`` until the objective increases by less than ``tol``.
 
     Parameters
@@ -43,7 +45,9 @@ def run_ascent(state, step: Callable, *, tol: float, max_iter: int) -> AscentRes
     step : callable
         ``step(state) -> (state, objective)``.
     tol : float
-        Absolute increase below which the fit has converged (Luts-Ormerod section 4: 1e-10).
+        Increase below which the fit has converged: absolute (Luts-Ormerod section 4: 1e-10),
+        or relative to the objective's size when ``relative`` (Drugowitsch section 2.5:
+        0.001 %).
     max_iter : int
         Most iterations; the result says ``converged=False`` if it is reached.
     """
@@ -61,7 +65,8 @@ def run_ascent(state, step: Callable, *, tol: float, max_iter: int) -> AscentRes
                     f"{len(trace)}"
                 )
             trace.append(objective)
-            if len(trace) > 1 and trace[-1] - trace[-2] < tol:
+            scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
+            if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
                 converged = True
                 break
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 from arviz.data.base import make_attrs
 
-__all__ = ["Fit", "build_idata", "attach_data", "normalized_pseudo_likelihood"]
+__all__ = ["Fit", "RegressionFit", "build_idata", "attach_data", "normalized_pseudo_likelihood"]
 
 KINDS = ("mcmc", "variational", "point")
 
@@ -60,8 +60,9 @@ def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
     constant = xr.Dataset(
         {name: (dims, values) for name, (dims, values) in model.constant_data().items()},
         coords={**obs, **model.coords},
-        attrs={"classes": [str(c) for c in model.classes]},
     )
+    if hasattr(model, "classes"):
+        constant.attrs["classes"] = [str(c) for c in model.classes]
     groups = {"observed_data": observed, "constant_data": constant}
     idata.add_groups({k: v for k, v in groups.items() if k not in idata.groups()})
     return idata
@@ -200,3 +201,35 @@ class Fit:
         """Write the InferenceData (with method and runtime in its attributes) to netCDF."""
         self.idata.attrs["runtime_s"] = self.runtime_s
         return self.idata.to_netcdf(str(path))
+
+
+class RegressionFit(Fit):
+    """A fitted regression model: :class:`Fit` with the predictive density of the outputs."""
+
+    def predictive(self, X_new) -> tuple[np.ndarray, np.ndarray, float]:
+        """Student-t predictive density of ``y`` at new inputs (Drugowitsch eq. 23).
+
+        Returns
+        -------
+        mean, precision : ndarray of shape (n,)
+            ``w_N^T x`` and ``(1 + x^T V_N x)^-1 a_N / b_N``.
+        dof : float
+            ``2 a_N``.
+        """
+        if "variational" not in self.idata.groups():
+            raise ValueError(
+                f"the closed-form predictive needs the VB posterior; this fit is {self.method!r}"
+            )
+        X_new = self.model.design_for(X_new)
+        q = self.idata["variational"]
+        V = q["V"].to_numpy()
+        an, bn = float(q["an"]), float(q["bn"])
+        spread = 1.0 + np.einsum("ij,jk,ik->i", X_new, V, X_new)
+        return X_new @ q["w_mean"].to_numpy(), an / bn / spread, 2.0 * an
+
+    def predict(self, X_new) -> np.ndarray:
+        """Posterior predictive mean of ``y`` (``w_N^T x`` for VB, the draws' mean otherwise)."""
+        X_new = self.model.design_for(X_new)
+        if "variational" in self.idata.groups():
+            return X_new @ self.idata["variational"]["w_mean"].to_numpy()
+        return X_new @ self.idata.posterior["w"].mean(("chain", "draw")).to_numpy()

@@ -1,12 +1,14 @@
 """Bayesian SVM models: data, priors with the papers' defaults, and the PyMC specification."""
 
 from bayesvm.models.linear_predictor import LinearPredictorSVM
+from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.models.linear_svm import LinearSVM
 from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 
 __all__ = [
     "LinearPredictorSVM",
+    "LinearRegression",
     "LinearSVM",
     "MixedSVM",
     "FixedGaussian",
