@@ -43,7 +43,7 @@ RHAT_MAX = 1.01
 
 def _comparable(idata):
     posterior = idata.posterior.copy()
-    for name in ("sigma2_u", "nu"):
+    for name in ("sigma2_u", "nu", "alpha", "tau"):
         if name in posterior:
             posterior[f"log_{name}"] = np.log(posterior[name])
             posterior = posterior.drop_vars(name)
@@ -62,8 +62,8 @@ def assert_samplers_agree(model, nuts_options=None):
 
     Each pair must pass a z-test on their Monte Carlo standard errors, Bonferroni-corrected over
     all comparisons of the model at family-wise level 1%; ESS and R-hat floors for both.
-    Learned scales (heavy-tailed under the IG(0.01, 0.01) prior, whose variance may not exist)
-    are compared on the log scale.
+    Learned scales and precisions (heavy-tailed under vague IG / Gamma priors, so their variance
+    may not exist) are compared on the log scale.
     """
     gibbs = bayesvm.fit(
         model, method="gibbs", seed=1, chains=4, draws=5000, tune=1000, progressbar=False

@@ -10,6 +10,8 @@ from sklearn.linear_model import ARDRegression
 import bayesvm
 from bayesvm.models import LinearRegression
 
+from conftest import assert_samplers_agree
+
 
 def regression_data(n_samples=100, n_features=4, seed=0, noise=0.5, sparse=False):
     rng = np.random.default_rng(seed)
@@ -127,3 +129,23 @@ def test_bad_regression_input_is_rejected():
         LinearRegression.from_arrays(X, y, ard=True, alpha=1.0)
     with pytest.raises(ValueError, match="hyperparameter"):
         LinearRegression.from_arrays(X, y, a0=-1.0)
+
+
+@pytest.mark.parametrize("ard", [False, True])
+def test_gibbs_and_nuts_agree(ard):
+    X, y, _ = regression_data(n_samples=40, n_features=3, seed=8)
+    assert_samplers_agree(LinearRegression.from_arrays(X, y, ard=ard))
+
+
+def test_gibbs_with_fixed_alpha_draws_the_exact_posterior():
+    X, y, _ = regression_data(n_samples=60, n_features=3, seed=9)
+    model = LinearRegression.from_arrays(X, y, alpha=0.5)
+    exact = bayesvm.fit(model).idata["variational"]
+    gibbs = bayesvm.fit(model, method="gibbs", seed=0, chains=2, draws=5000, progressbar=False)
+    w = gibbs.idata.posterior["w"].to_numpy().reshape(-1, 3)
+    # Independent draws: the standard error of the mean is the sd over sqrt(draws).
+    se = w.std(axis=0) / np.sqrt(w.shape[0])
+    assert np.all(np.abs(w.mean(axis=0) - exact["w_mean"].to_numpy()) < 4 * se)
+    tau = gibbs.idata.posterior["tau"].to_numpy().ravel()
+    an, bn = float(exact["an"]), float(exact["bn"])
+    assert abs(tau.mean() - an / bn) < 4 * tau.std() / np.sqrt(tau.size)
