@@ -3,6 +3,7 @@
 from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.models.linear_svm import LinearSVM
+from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 
@@ -10,6 +11,7 @@ __all__ = [
     "LinearPredictorSVM",
     "LinearRegression",
     "LinearSVM",
+    "LogisticRegression",
     "MixedSVM",
     "FixedGaussian",
     "LearnedGaussian",

@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
+from bayesvm.results import RegressionFit
 
 __all__ = ["LinearRegression"]
 
@@ -93,6 +94,8 @@ class LinearRegression:
             d0=float(d0),
             alpha=None if alpha is None else float(alpha),
         )
+
+    result_class = RegressionFit  # what every backend returns for this model
 
     @property
     def n_samples(self) -> int:

@@ -68,4 +68,7 @@ def fit_nuts(
             **sample_kwargs,
         )
     attach_data(idata, model)
-    return Fit(model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=mcmc_converged(idata))
+    result_class = getattr(model, "result_class", Fit)
+    return result_class(
+        model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=mcmc_converged(idata)
+    )

@@ -1,6 +1,7 @@
 """Closed-form variational Bayes backends."""
 
 from bayesvm.vb.linear_regression_vb import fit_linear_vb
+from bayesvm.vb.logistic_regression_vb import fit_logit_vb
 from bayesvm.vb.svm_mfvb import fit_vb
 
-__all__ = ["fit_vb", "fit_linear_vb"]
+__all__ = ["fit_vb", "fit_linear_vb", "fit_logit_vb"]

@@ -1,0 +1,92 @@
+"""Drugowitsch (2019) section 3: VB logistic regression with the Jaakkola-Jordan bound."""
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+import bayesvm
+from bayesvm.models import LogisticRegression
+
+TRUE_W = np.array([0.5, 1.5, -1.0, 0.0])
+
+
+def logistic_data(n_samples, seed, w=TRUE_W):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n_samples), rng.standard_normal((n_samples, w.size - 1))])
+    return X, np.where(rng.random(n_samples) < expit(X @ w), 1, -1)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["shared", "ard"])
+def fits(request):
+    X, y = logistic_data(200, seed=0)
+    model = LogisticRegression.from_arrays(X, y, ard=request.param)
+    vb = bayesvm.fit(model, tol=1e-10, max_iter=2000)
+    nuts = bayesvm.fit(
+        model, method="nuts", draws=2000, tune=1000, chains=2, seed=1, progressbar=False
+    )
+    return vb, nuts
+
+
+@pytest.mark.parametrize("ard", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bound_never_decreases(ard, seed):
+    X, y = logistic_data(150, seed=seed)
+    fit = bayesvm.fit(LogisticRegression.from_arrays(X, y, ard=ard), tol=1e-12, max_iter=3000)
+    assert fit.converged
+    assert np.diff(fit.lower_bound_trace).min() >= 0.0
+
+
+def test_vb_means_agree_with_nuts_within_the_mean_field_bias(fits):
+    """Mean-field VB with the Jaakkola-Jordan bound under-estimates posterior sds (about 0.4 to
+    0.8 of NUTS's here, ARD shrinking the irrelevant coefficient hardest) but puts the means
+    close: within half a NUTS posterior sd."""
+    vb, nuts = fits
+    vb_mean = vb.idata["variational"]["w_mean"].to_numpy()
+    draws = nuts.idata.posterior["w"]
+    gap = np.abs(vb_mean - draws.mean(("chain", "draw")).to_numpy())
+    assert np.all(gap < 0.5 * draws.std(("chain", "draw")).to_numpy()), gap
+
+
+def test_predictive_is_moderated_towards_one_half(fits):
+    """Section 3.3: averaging over Q(w) pulls P(y=1|x) towards 1/2. Within 0.01 of 1/2 the
+    check is left out: there the Jaakkola-Jordan bound, which makes P(y=1|x) slightly too small,
+    can cross the plug-in by ~1e-5."""
+    vb, _ = fits
+    X_new, _ = logistic_data(500, seed=5)
+    p = vb.predict_proba(X_new)[:, 1]
+    plug_in = expit(X_new @ vb.idata["variational"]["w_mean"].to_numpy())
+    away = np.abs(plug_in - 0.5) > 0.01
+    assert np.all(np.abs(p - 0.5)[away] < np.abs(plug_in - 0.5)[away])
+
+
+def expected_calibration_error(p, y, n_bins=10):
+    """Mean |observed frequency - predicted probability| over probability bins, by bin size."""
+    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    return sum(
+        np.mean(bins == b) * abs(np.mean(y[bins == b] > 0) - p[bins == b].mean())
+        for b in np.unique(bins)
+    )
+
+
+def test_predictive_is_close_to_nuts_and_as_calibrated(fits):
+    """On 20,000 points from the true model, VB's predictive is within 0.05 of NUTS's posterior
+    predictive everywhere and as well calibrated (both miss by the training sample's own
+    estimation error, ~0.05 ECE at N = 200)."""
+    vb, nuts = fits
+    X_new, y_new = logistic_data(20_000, seed=6)
+    p_vb, p_nuts = vb.predict_proba(X_new)[:, 1], nuts.predict_proba(X_new)[:, 1]
+    assert np.abs(p_vb - p_nuts).max() < 0.05
+    ece_vb = expected_calibration_error(p_vb, y_new)
+    ece_nuts = expected_calibration_error(p_nuts, y_new)
+    assert abs(ece_vb - ece_nuts) < 0.01, (ece_vb, ece_nuts)
+
+
+def test_same_names_dims_and_labels_for_every_method(fits):
+    vb, nuts = fits
+    for name in ("w", "alpha"):
+        assert vb.idata.posterior[name].dims == nuts.idata.posterior[name].dims
+    X, y = logistic_data(50, seed=7)
+    labels = np.where(y > 0, "yes", "no")
+    fit = bayesvm.fit(LogisticRegression.from_arrays(X, labels))
+    assert set(fit.predict(X)) <= {"yes", "no"}
+    assert np.mean((fit.predict(X) == "yes") == (y > 0)) > 0.6
