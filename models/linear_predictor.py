@@ -16,6 +16,7 @@ import pandas as pd
 
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.penalties import Penalty
+from bayesvm.results import Fit
 
 __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
 
@@ -57,6 +58,8 @@ class LinearPredictorSVM:
     sigma2_beta: float = 1e8
     effect_dim: str = "effect"
     group_index: np.ndarray | None = None
+
+    result_class = Fit  # what every backend returns for this model
 
     @property
     def n_samples(self) -> int:

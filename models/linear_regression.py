@@ -15,6 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
+from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
 from bayesvm.results import RegressionFit
 
@@ -22,7 +23,7 @@ __all__ = ["LinearRegression"]
 
 
 @dataclass(frozen=True, eq=False)
-class LinearRegression:
+class LinearRegression(FeatureModel):
     """Linear regression with (optionally ARD) shrinkage hyperprior.
 
     Build it with :meth:`from_arrays`. Posterior variables: ``w`` (dim ``feature``), ``tau``
@@ -30,9 +31,6 @@ class LinearRegression:
     ARD).
     """
 
-    X: np.ndarray
-    y: np.ndarray
-    feature_names: list
     ard: bool
     a0: float = 1e-2
     b0: float = 1e-4
@@ -98,26 +96,6 @@ class LinearRegression:
     result_class = RegressionFit  # what every backend returns for this model
 
     @property
-    def n_samples(self) -> int:
-        """Number of observations ``N``."""
-        return self.y.shape[0]
-
-    @property
-    def n_features(self) -> int:
-        """Number of coefficients ``D``."""
-        return self.X.shape[1]
-
-    @property
-    def factored_size(self) -> int:
-        """Order of the matrix factored each iteration (sets BLAS threading)."""
-        return self.n_features
-
-    @property
-    def coords(self) -> dict[str, list]:
-        """Coordinates of the posterior dimensions."""
-        return {"feature": list(self.feature_names)}
-
-    @property
     def dims(self) -> dict[str, list[str]]:
         """Dimensions of each posterior variable (scalars omitted)."""
         return {"w": ["feature"], "alpha": ["feature"] if self.ard else []}
@@ -131,19 +109,6 @@ class LinearRegression:
     def sufficient_statistics(self) -> tuple[np.ndarray, np.ndarray, float]:
         """``(X^T X, X^T y, y^T y)``, all the data the VB updates need (eq. 34-35)."""
         return self.X.T @ self.X, self.X.T @ self.y, float(self.y @ self.y)
-
-    def design_for(self, X_new) -> np.ndarray:
-        """New inputs, checked against the number of features."""
-        X_new = as_design(X_new)
-        if X_new.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has {X_new.shape[1]} features; the model was built with {self.n_features}"
-            )
-        return X_new
-
-    def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
-        """Arrays stored in the ``constant_data`` group of every fit."""
-        return {"X": (["obs_id", "feature"], self.X)}
 
     def to_pymc(self, noncentered: bool = False):
         """The model as a PyMC specification (eq. 1-4, or 24-25 with ARD)."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
@@ -23,16 +24,13 @@ __all__ = ["LogisticRegression"]
 
 
 @dataclass(frozen=True, eq=False)
-class LogisticRegression:
+class LogisticRegression(FeatureModel):
     """Logistic regression with a shared or ARD shrinkage hyperprior.
 
     Posterior variables: ``w`` (dim ``feature``) and ``alpha`` (scalar, or per feature with ARD).
     """
 
-    X: np.ndarray
-    y: np.ndarray
     classes: np.ndarray
-    feature_names: list
     ard: bool
     a0: float = 1e-2
     b0: float = 1e-4
@@ -81,26 +79,6 @@ class LogisticRegression:
     result_class = LogisticFit  # what every backend returns for this model
 
     @property
-    def n_samples(self) -> int:
-        """Number of observations ``N``."""
-        return self.y.shape[0]
-
-    @property
-    def n_features(self) -> int:
-        """Number of coefficients ``D``."""
-        return self.X.shape[1]
-
-    @property
-    def factored_size(self) -> int:
-        """Order of the matrix factored each iteration (sets BLAS threading)."""
-        return self.n_features
-
-    @property
-    def coords(self) -> dict[str, list]:
-        """Coordinates of the posterior dimensions."""
-        return {"feature": list(self.feature_names)}
-
-    @property
     def dims(self) -> dict[str, list[str]]:
         """Dimensions of each posterior variable (scalars omitted)."""
         return {"w": ["feature"], "alpha": ["feature"] if self.ard else []}
@@ -109,19 +87,6 @@ class LogisticRegression:
     def var_names(self) -> tuple[str, ...]:
         """Canonical posterior variables, identical for every backend."""
         return ("w", "alpha")
-
-    def design_for(self, X_new) -> np.ndarray:
-        """New inputs, checked against the number of features."""
-        X_new = as_design(X_new)
-        if X_new.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has {X_new.shape[1]} features; the model was built with {self.n_features}"
-            )
-        return X_new
-
-    def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
-        """Arrays stored in the ``constant_data`` group of every fit."""
-        return {"X": (["obs_id", "feature"], self.X)}
 
     def to_pymc(self, noncentered: bool = False):
         """The model as a PyMC specification (eq. 38-41, or 69-70 with ARD)."""

@@ -19,8 +19,8 @@ from bayesvm.drivers import run_mcmc
 from bayesvm.linalg import cholesky_lower, cholesky_solve, triangular_solve
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.registry import register
-from bayesvm.results import RegressionFit, build_idata
-from bayesvm.samplers.diagnostics import mcmc_converged
+from bayesvm.results import RegressionFit
+from bayesvm.samplers.diagnostics import mcmc_fit
 
 __all__ = ["LinearGibbsState", "make_linear_gibbs_kernel", "fit_linear_gibbs"]
 
@@ -107,12 +107,4 @@ def fit_linear_gibbs(
         progressbar=progressbar,
         description="Gibbs",
     )
-    idata = build_idata(model, result.samples)
-    return RegressionFit(
-        model,
-        idata,
-        "gibbs",
-        "mcmc",
-        n_iter=result.n_iter,
-        converged=not result.interrupted and mcmc_converged(idata),
-    )
+    return mcmc_fit(model, result, "gibbs")

@@ -28,8 +28,8 @@ from bayesvm.drivers import run_mcmc
 from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 from bayesvm.registry import register
-from bayesvm.results import Fit, build_idata
-from bayesvm.samplers.diagnostics import mcmc_converged
+from bayesvm.results import Fit
+from bayesvm.samplers.diagnostics import mcmc_fit
 
 __all__ = ["GibbsState", "make_gibbs_kernel", "fit_gibbs"]
 
@@ -147,12 +147,4 @@ def fit_gibbs(
         progressbar=progressbar,
         description="Gibbs",
     )
-    idata = build_idata(model, result.samples)
-    return Fit(
-        model,
-        idata,
-        "gibbs",
-        "mcmc",
-        n_iter=result.n_iter,
-        converged=not result.interrupted and mcmc_converged(idata),
-    )
+    return mcmc_fit(model, result, "gibbs")

@@ -68,7 +68,6 @@ def fit_nuts(
             **sample_kwargs,
         )
     attach_data(idata, model)
-    result_class = getattr(model, "result_class", Fit)
-    return result_class(
+    return model.result_class(
         model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=mcmc_converged(idata)
     )
