@@ -16,10 +16,17 @@ def logistic_data(n_samples, seed, w=TRUE_W):
     return X, np.where(rng.random(n_samples) < expit(X @ w), 1, -1)
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["shared", "ard"])
+PRIORS = {
+    "shared": {"ard": False},
+    "ard": {"ard": True},
+    "fixed": {"hyperprior": False},  # N(0, I/D), sequential xi updates
+}
+
+
+@pytest.fixture(scope="module", params=list(PRIORS))
 def fits(request):
     X, y = logistic_data(200, seed=0)
-    model = LogisticRegression.from_arrays(X, y, ard=request.param)
+    model = LogisticRegression.from_arrays(X, y, **PRIORS[request.param])
     vb = bayesvm.fit(model, tol=1e-10, max_iter=2000)
     nuts = bayesvm.fit(
         model, method="nuts", draws=2000, tune=1000, chains=2, seed=1, progressbar=False
@@ -27,13 +34,72 @@ def fits(request):
     return vb, nuts
 
 
-@pytest.mark.parametrize("ard", [False, True])
+@pytest.mark.parametrize("prior", list(PRIORS))
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_bound_never_decreases(ard, seed):
+def test_bound_never_decreases(prior, seed):
     X, y = logistic_data(150, seed=seed)
-    fit = bayesvm.fit(LogisticRegression.from_arrays(X, y, ard=ard), tol=1e-12, max_iter=3000)
+    model = LogisticRegression.from_arrays(X, y, **PRIORS[prior])
+    fit = bayesvm.fit(model, tol=1e-12, max_iter=3000)
     assert fit.converged
+    assert fit.n_iter > 2
     assert np.diff(fit.lower_bound_trace).min() >= 0.0
+
+
+def batch_fixed_point(X, y, n_iter=5000):
+    """The Jaakkola-Jordan fixed point under the prior N(0, I/D), by the batch updates of eq.
+    49-50 and 63 with explicit inverses: an independent reference."""
+    D = X.shape[1]
+    xi = np.ones(X.shape[0])
+    for _ in range(n_iter):
+        lam = np.tanh(xi / 2) / (4 * xi)
+        V = np.linalg.inv(D * np.eye(D) + 2 * X.T @ (lam[:, None] * X))
+        w = V @ X.T @ y / 2
+        xi = np.sqrt(np.einsum("nd,de,ne->n", X, V + np.outer(w, w), X))
+    return w, V
+
+
+def test_sequential_updates_reach_the_batch_fixed_point():
+    X, y = logistic_data(200, seed=3)
+    model = LogisticRegression.from_arrays(X, y, hyperprior=False)
+    fit = bayesvm.fit(model, tol=0.0, max_iter=100)  # sweep to round-off
+    q = fit.idata["variational"]
+    w, V = batch_fixed_point(X, y)
+    np.testing.assert_allclose(q["w_mean"], w, atol=1e-8)
+    np.testing.assert_allclose(q["V"], V, atol=1e-8)
+    np.testing.assert_allclose(q["invV"], np.linalg.inv(V), rtol=1e-8)
+    assert q["logdetV"] == pytest.approx(np.linalg.slogdet(V)[1], rel=1e-10)
+
+
+def papers_single_pass(X, y, n_iter=500):
+    """``vb_logit_fit_iter.m`` as section 3.5.1 writes it: observations enter one by one, each
+    ``xi_j`` iterated with explicit matrix updates (eq. 82-90)."""
+    D = X.shape[1]
+    V, w = np.eye(D) / D, np.zeros(D)
+    for x, y_j in zip(X, y, strict=True):
+        precision_times_w = np.linalg.solve(V, w) + y_j * x / 2  # eq. 83
+        lam = 1 / 8
+        for _ in range(n_iter):
+            V_j = np.linalg.inv(np.linalg.inv(V) + 2 * lam * np.outer(x, x))  # eq. 82
+            w_j = V_j @ precision_times_w  # eq. 84
+            xi = np.sqrt(x @ (V_j + np.outer(w_j, w_j)) @ x)
+            lam = np.tanh(xi / 2) / (4 * xi)
+        V, w = V_j, w_j
+    return w, V
+
+
+def test_one_sweep_is_the_papers_single_pass():
+    X, y = logistic_data(60, seed=4)
+    fit = bayesvm.fit(LogisticRegression.from_arrays(X, y, hyperprior=False), max_iter=1)
+    w, V = papers_single_pass(X, y)
+    q = fit.idata["variational"]
+    np.testing.assert_allclose(q["w_mean"], w, atol=1e-8)
+    np.testing.assert_allclose(q["V"], V, atol=1e-8)
+
+
+def test_ard_needs_the_hyperprior():
+    X, y = logistic_data(20, seed=0)
+    with pytest.raises(ValueError, match="hyperprior"):
+        LogisticRegression.from_arrays(X, y, ard=True, hyperprior=False)
 
 
 def test_vb_means_agree_with_nuts_within_the_mean_field_bias(fits):
@@ -83,7 +149,8 @@ def test_predictive_is_close_to_nuts_and_as_calibrated(fits):
 
 def test_same_names_dims_and_labels_for_every_method(fits):
     vb, nuts = fits
-    for name in ("w", "alpha"):
+    assert set(vb.idata.posterior.data_vars) == set(vb.model.var_names)
+    for name in vb.model.var_names:
         assert vb.idata.posterior[name].dims == nuts.idata.posterior[name].dims
     X, y = logistic_data(50, seed=7)
     labels = np.where(y > 0, "yes", "no")

@@ -23,13 +23,19 @@ import numpy as np
 import xarray as xr
 from scipy.special import digamma, gammaln, log_expit
 
-from bayesvm.drivers import run_ascent
+from bayesvm.drivers import AscentResult, run_ascent
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
 from bayesvm.results import LogisticFit, build_idata
 
-__all__ = ["LogitVBState", "jaakkola_lambda", "make_logit_vb_step", "fit_logit_vb"]
+__all__ = [
+    "LogitVBState",
+    "jaakkola_lambda",
+    "make_logit_vb_step",
+    "fit_logit_vb",
+    "logit_vb_result",
+]
 
 
 def jaakkola_lambda(xi: np.ndarray) -> np.ndarray:
@@ -102,7 +108,7 @@ def initial_state(model: LogisticRegression) -> LogitVBState:
 
 
 def _supports(model) -> bool:
-    return isinstance(model, LogisticRegression)
+    return isinstance(model, LogisticRegression) and model.hyperprior
 
 
 @register("vb", _supports)
@@ -131,21 +137,34 @@ def fit_logit_vb(
         initial_state(model), make_logit_vb_step(model), tol=tol, max_iter=max_iter, relative=True
     )
     state = result.state
-    rng = np.random.default_rng(seed)
     an = model.a0 + (0.5 if model.ard else model.n_features / 2.0)
-    w = state.w + rng.standard_normal((draws, model.n_features)) @ cholesky_lower(state.V).T
     bn = state.bn if model.ard else state.bn[0]
-    alpha = rng.gamma(an, 1.0 / bn, size=(draws, *np.shape(bn)))
-    alpha_dims = ["feature"] if model.ard else []
+    return logit_vb_result(model, state, result, draws=draws, seed=seed, alpha_shape_rate=(an, bn))
+
+
+def logit_vb_result(
+    model: LogisticRegression,
+    state,
+    result: AscentResult,
+    *,
+    draws: int,
+    seed,
+    alpha_shape_rate: tuple[float, np.ndarray] | None = None,
+) -> LogisticFit:
+    """The fit: draws from ``Q``, and the paper's outputs in the ``variational`` group.
+
+    ``state`` carries ``w``, ``V``, ``invV``, ``logdetV`` and ``xi``; ``alpha_shape_rate`` is
+    ``(a_N, b_N)`` of ``Q(alpha)`` for a model with the hyperprior.
+    """
+    rng = np.random.default_rng(seed)
+    w = state.w + rng.standard_normal((draws, model.n_features)) @ cholesky_lower(state.V).T
+    posterior = {"w": w[None]}
     variational = xr.Dataset(
         {
             "w_mean": (["feature"], state.w),
             "V": (["feature", "feature_"], state.V),
             "invV": (["feature", "feature_"], state.invV),
             "logdetV": ((), state.logdetV),
-            "an": ((), an),
-            "bn": (alpha_dims, bn),
-            "E_a": (alpha_dims, an / bn),
             "xi": (["obs_id"], state.xi),
             "lower_bound": (["iteration"], result.trace),
         },
@@ -155,7 +174,14 @@ def fit_logit_vb(
             "obs_id": np.arange(model.n_samples),
         },
     )
-    idata = build_idata(model, {"w": w[None], "alpha": alpha[None]}, variational=variational)
+    if alpha_shape_rate is not None:
+        an, bn = alpha_shape_rate
+        posterior["alpha"] = rng.gamma(an, 1.0 / bn, size=(1, draws, *np.shape(bn)))
+        alpha_dims = model.dims["alpha"]
+        variational["an"] = ((), an)
+        variational["bn"] = (alpha_dims, bn)
+        variational["E_a"] = (alpha_dims, an / bn)
+    idata = build_idata(model, posterior, variational=variational)
     return LogisticFit(
         model,
         idata,
