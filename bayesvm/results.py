@@ -225,7 +225,8 @@ class RegressionFit(Fit):
         """
         if "variational" not in self.idata.groups():
             raise ValueError(
-                f"the closed-form predictive needs the VB posterior; this fit is {self.method!r}"
+                f"the closed-form predictive needs the VB posterior; this fit is "
+                f"{self.method!r} (predictive_interval works for every method)"
             )
         X_new = self.model.design_for(X_new)
         q = self.idata["variational"]
@@ -233,6 +234,35 @@ class RegressionFit(Fit):
         an, bn = float(q["an"]), float(q["bn"])
         spread = 1.0 + np.sum((X_new @ V) * X_new, axis=1)
         return X_new @ q["w_mean"].to_numpy(), an / bn / spread, 2.0 * an
+
+    def predictive_interval(self, X_new, prob: float = 0.95, seed=0) -> tuple[np.ndarray, ...]:
+        """Central ``prob`` interval of the posterior predictive of ``y``, for every method.
+
+        VB: quantiles of the Student-t of :meth:`predictive`. Samplers: quantiles of
+        ``y = w^T x + e``, ``e ~ N(0, 1/tau)``, one ``e`` per posterior draw (seeded by
+        ``seed``).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n,)
+        """
+        from scipy.stats import t as student_t
+
+        if not 0.0 < prob < 1.0:
+            raise ValueError(f"prob must be in (0, 1); got {prob}")
+        tails = [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0]
+        if "variational" in self.idata.groups():
+            mean, precision, dof = self.predictive(X_new)
+            lower, upper = (mean + student_t.ppf(q, dof) / np.sqrt(precision) for q in tails)
+            return lower, upper
+        X_new = self.model.design_for(X_new)
+        posterior = self.idata.posterior
+        w = posterior["w"].to_numpy().reshape(-1, self.model.n_features)
+        noise_sd = 1.0 / np.sqrt(posterior["tau"].to_numpy().reshape(-1))
+        rng = np.random.default_rng(seed)
+        y = X_new @ w.T + noise_sd * rng.standard_normal((X_new.shape[0], noise_sd.size))
+        lower, upper = np.quantile(y, tails, axis=1)
+        return lower, upper
 
     def predict(self, X_new) -> np.ndarray:
         """Posterior predictive mean of ``y`` (``w_N^T x`` for VB, the draws' mean otherwise)."""

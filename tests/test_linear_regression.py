@@ -149,3 +149,28 @@ def test_gibbs_with_fixed_alpha_draws_the_exact_posterior():
     tau = gibbs.idata.posterior["tau"].to_numpy().ravel()
     an, bn = float(exact["an"]), float(exact["bn"])
     assert abs(tau.mean() - an / bn) < 4 * tau.std() / np.sqrt(tau.size)
+
+
+def test_sampled_predictive_interval_matches_the_student_t():
+    """With alpha fixed, Gibbs draws are independent draws from the exact posterior, whose
+    predictive is VB's Student-t (eq. 23): their interval ends agree within the Monte Carlo
+    error of a sample quantile, sqrt(p (1 - p) / S) / density."""
+    X, y, _ = regression_data(n_samples=30, n_features=3, seed=6)
+    model = LinearRegression.from_arrays(X, y, alpha=0.5)
+    x_new = np.array([[1.0, 0.5, -2.0], [1.0, 0.0, 0.0], [1.0, 3.0, 1.0]])
+    exact = bayesvm.fit(model)
+    draws = 40_000
+    sampled = bayesvm.fit(model, method="gibbs", draws=draws, tune=10, chains=1, seed=3)
+    mean, precision, dof = exact.predictive(x_new)
+    predictive = t(df=dof, loc=mean, scale=1 / np.sqrt(precision))
+    for p, ours, sample in zip(
+        (0.05, 0.95),
+        exact.predictive_interval(x_new, prob=0.9),
+        sampled.predictive_interval(x_new, prob=0.9, seed=4),
+        strict=True,
+    ):
+        np.testing.assert_allclose(ours, predictive.ppf(p), rtol=1e-10)
+        se = np.sqrt(p * (1 - p) / draws) / predictive.pdf(predictive.ppf(p))
+        assert np.all(np.abs(sample - ours) < 4 * se), (sample - ours) / se
+    with pytest.raises(ValueError, match="prob"):
+        exact.predictive_interval(x_new, prob=1.5)
