@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BoundDecreasedError", "run_ascent", "run_mcmc", "AscentResult", "McmcResult"]
+__all__ = [
+    "BoundDecreasedError",
+    "run_ascent",
+    "run_ascent_from",
+    "run_mcmc",
+    "AscentResult",
+    "McmcResult",
+]
 
 # A decrease of the objective larger than this (relative) is a bug, not round-off.
 ROUNDOFF = 1e-9
@@ -74,6 +81,18 @@ def run_ascent(
     if not trace:
         raise RuntimeError("no iteration completed")
     return AscentResult(state=state, trace=np.asarray(trace), converged=converged)
+
+
+def run_ascent_from(states, step: Callable, **options) -> AscentResult:
+    """:func:`run_ascent` from each initial state; the result with the largest objective.
+
+    The VB bound of a model with a shrinkage hyperprior can have several local maxima: from
+    a strong initial shrinkage the updates may settle where every weight is shrunk to zero
+    although a larger bound lies elsewhere. The bound is the objective, so the best ascent
+    is kept.
+    """
+    results = [run_ascent(state, step, **options) for state in states]
+    return max(results, key=lambda result: result.trace[-1])
 
 
 @dataclass

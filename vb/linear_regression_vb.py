@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import gammaln
 
-from bayesvm.drivers import run_ascent
+from bayesvm.drivers import run_ascent_from
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.registry import register
@@ -84,10 +84,15 @@ def make_linear_vb_step(model: LinearRegression):
     return step
 
 
-def initial_state(model: LinearRegression) -> LinearVBState:
-    """Start with ``E(alpha)`` at its prior mean (or the fixed ``alpha``)."""
+def initial_state(model: LinearRegression, precision: float | None = None) -> LinearVBState:
+    """Start with ``E(alpha) = precision`` (default: its prior mean; the fixed ``alpha`` if
+    the model has one).
+    """
     D = model.n_features
-    E_a = model.alpha if model.alpha is not None else model.c0 / model.d0
+    if model.alpha is not None:
+        E_a = model.alpha
+    else:
+        E_a = model.c0 / model.d0 if precision is None else precision
     nan = float("nan")
     return LinearVBState(
         np.zeros(D), np.eye(D), np.eye(D), 0.0, nan, nan, np.full(D, E_a), np.full(1, nan)
@@ -98,11 +103,19 @@ def _supports(model) -> bool:
     return isinstance(model, LinearRegression)
 
 
+# Starts of the ascent when alpha is learned: its prior mean c0/d0 and 1 (unit prior variance).
+INITIAL_PRECISIONS = (None, 1.0)
+
+
 @register("vb", _supports)
 def fit_linear_vb(
     model: LinearRegression, *, tol: float = 1e-5, max_iter: int = 500, draws: int = 1000, seed=None
 ) -> RegressionFit:
     """Fit by VB (``vb_linear_fit.m`` / ``vb_linear_fit_ard.m``).
+
+    With ``alpha`` learned the ascent runs from ``E(alpha) = c0 / d0`` (the paper's start) and
+    from ``E(alpha) = 1`` and keeps the larger bound (the bound can have a second maximum
+    with every weight shrunk to zero).
 
     Parameters
     ----------
@@ -115,8 +128,13 @@ def fit_linear_vb(
     seed : int or numpy.random.Generator, optional
         For the draws only.
     """
-    result = run_ascent(
-        initial_state(model), make_linear_vb_step(model), tol=tol, max_iter=max_iter, relative=True
+    precisions = INITIAL_PRECISIONS if model.alpha is None else (None,)
+    result = run_ascent_from(
+        [initial_state(model, precision) for precision in precisions],
+        make_linear_vb_step(model),
+        tol=tol,
+        max_iter=max_iter,
+        relative=True,
     )
     state = result.state
     rng = np.random.default_rng(seed)

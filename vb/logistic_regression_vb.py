@@ -23,7 +23,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import digamma, gammaln, log_expit
 
-from bayesvm.drivers import AscentResult, run_ascent
+from bayesvm.drivers import AscentResult, run_ascent_from
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
@@ -98,10 +98,17 @@ def make_logit_vb_step(model: LogisticRegression):
     return step
 
 
-def initial_state(model: LogisticRegression) -> LogitVBState:
-    """``E(alpha)`` at its prior mean and ``xi`` from ``Q(w) = N(0, I / E(alpha))``."""
+# Starts of the ascent: E(alpha) at the prior mean a0/b0 (as ``vb_logit_fit.m``) and at 1 (unit
+# prior variance); the fit keeps the larger bound (see :func:`bayesvm.drivers.run_ascent_from`).
+INITIAL_PRECISIONS = (None, 1.0)
+
+
+def initial_state(model: LogisticRegression, precision: float | None = None) -> LogitVBState:
+    """``E(alpha) = precision`` (default: its prior mean) and ``xi`` from
+    ``Q(w) = N(0, I / E(alpha))``.
+    """
     D = model.n_features
-    E_a = np.full(D, model.a0 / model.b0)
+    E_a = np.full(D, model.a0 / model.b0 if precision is None else precision)
     xi = np.sqrt(np.sum(model.X**2, axis=1) / E_a[0])
     nan = np.full(1, np.nan)
     return LogitVBState(np.zeros(D), np.eye(D), np.eye(D), 0.0, nan, E_a, xi)
@@ -122,6 +129,10 @@ def fit_logit_vb(
 ) -> LogisticFit:
     """Fit by VB with batch ``xi`` updates.
 
+    The ascent runs from ``E(alpha) = a0 / b0`` (the paper's start) and from ``E(alpha) = 1``
+    and keeps the larger bound: from the first, weakly informative data can end in a local
+    maximum with every weight shrunk to zero.
+
     Parameters
     ----------
     tol : float
@@ -133,8 +144,12 @@ def fit_logit_vb(
     seed : int or numpy.random.Generator, optional
         For the draws only.
     """
-    result = run_ascent(
-        initial_state(model), make_logit_vb_step(model), tol=tol, max_iter=max_iter, relative=True
+    result = run_ascent_from(
+        [initial_state(model, precision) for precision in INITIAL_PRECISIONS],
+        make_logit_vb_step(model),
+        tol=tol,
+        max_iter=max_iter,
+        relative=True,
     )
     state = result.state
     an = model.a0 + (0.5 if model.ard else model.n_features / 2.0)
