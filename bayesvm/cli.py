@@ -10,12 +10,14 @@ Examples
     $ bayesvm bench --quick --methods vb,gibbs
     $ bayesvm reproduce simulated --quick --out results/simulated
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
+    $ bayesvm reproduce linlogit --quick --methods vb,ml
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 from pathlib import Path
 
 import arviz as az
@@ -35,7 +37,12 @@ __all__ = ["main", "CASE_STUDIES"]
 CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
+    "linlogit": "bayesvm.case_studies.linlogit",
 }
+
+
+# ``run()`` keyword -> command-line flag, where they differ.
+OPTION_FLAGS = {"n_datasets": "datasets"}
 
 
 class CommandError(Exception):
@@ -216,6 +223,17 @@ def _reproduce(args) -> None:
         "resume": args.resume or None,
     }
     options = {key: value for key, value in options.items() if value is not None}
+    parameters = inspect.signature(case_study.run).parameters.values()
+    accepted = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    unsupported = [key for key in options if key not in accepted and not takes_any]
+    if unsupported:
+        flags = ", ".join("--" + OPTION_FLAGS.get(key, key) for key in unsupported)
+        raise CommandError(f"reproduce {args.name} takes no {flags}")
+    unknown = sorted(set(args.methods) - set(case_study.METHODS)) if args.methods else []
+    if unknown:
+        choices = ", ".join(case_study.METHODS)
+        raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
     case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     print(f"wrote {out_dir}")
 

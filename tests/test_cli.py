@@ -97,3 +97,15 @@ def test_reproduce_dispatches_to_the_case_study_module(monkeypatch, tmp_path):
     argv = ["reproduce", "simulated", "--quick", "--workers", "3", "--out", str(tmp_path)]
     assert cli.main(argv) == 0
     assert calls == [{"out_dir": tmp_path, "quick": True, "workers": 3}]
+
+
+def test_reproduce_rejects_options_and_methods_the_study_does_not_take(capsys, tmp_path):
+    for extra, message in [
+        (["--datasets", "3"], "reproduce linlogit takes no --datasets"),
+        (["--scheduler", "tcp://host:1"], "takes no --scheduler"),
+        (["--methods", "vb,svm"], "unknown methods ['svm'] for linlogit"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["reproduce", "linlogit", "--quick", "--out", str(tmp_path), *extra])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
