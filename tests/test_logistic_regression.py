@@ -188,3 +188,32 @@ def test_vb_keeps_the_larger_of_two_local_maxima(seed):
     }
     assert abs(bounds[None] - bounds[1.0]) > 0.2
     assert bayesvm.fit(model).lower_bound == pytest.approx(max(bounds.values()), abs=1e-9)
+
+
+def per_point_predictive(x, w_N, V_N, n_iter=200):
+    """``vb_logit_pred_iter.m``: eq. 65-68 for one point with explicit matrices."""
+    precision = np.linalg.inv(V_N)
+    xi = np.sqrt(x @ (V_N + np.outer(w_N, w_N)) @ x)
+    for _ in range(n_iter + 1):
+        lam = np.tanh(xi / 2) / (4 * xi)
+        V = np.linalg.inv(precision + 2 * lam * np.outer(x, x))  # eq. 66
+        w = V @ (precision @ w_N + x / 2)  # eq. 67
+        log_p = (
+            0.5 * (np.linalg.slogdet(V)[1] - np.linalg.slogdet(V_N)[1])
+            - 0.5 * w_N @ precision @ w_N
+            + 0.5 * w @ np.linalg.solve(V, w)
+            + np.log(expit(xi))
+            - xi / 2
+            + lam * xi**2
+        )  # eq. 65 at the xi that made V and w
+        xi = np.sqrt(x @ (V + np.outer(w, w)) @ x)  # eq. 68
+    return np.exp(log_p)
+
+
+def test_vectorised_predictive_equals_the_per_point_form():
+    X, y = logistic_data(100, seed=8)
+    fit = bayesvm.fit(LogisticRegression.from_arrays(X, y, ard=True))
+    q = fit.idata["variational"]
+    X_new, _ = logistic_data(25, seed=9)
+    expected = [per_point_predictive(x, q["w_mean"].to_numpy(), q["V"].to_numpy()) for x in X_new]
+    np.testing.assert_allclose(fit.predict_proba(X_new)[:, 1], expected, rtol=1e-9)
