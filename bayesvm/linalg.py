@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from functools import cache
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 from threadpoolctl import ThreadpoolController
 
 __all__ = [
@@ -16,6 +16,9 @@ __all__ = [
     "cholesky_solve",
     "triangular_solve",
     "log_det_from_cholesky",
+    "weighted_gram",
+    "inverse_factor",
+    "inverse_diagonal",
     "blas_threads_for",
 ]
 
@@ -60,3 +63,27 @@ def triangular_solve(factor: np.ndarray, rhs: np.ndarray, transpose: bool = Fals
 def log_det_from_cholesky(factor: np.ndarray) -> float:
     """``log |P|`` from the lower Cholesky factor of ``P``."""
     return 2.0 * float(np.sum(np.log(np.diag(factor))))
+
+
+def inverse_factor(factor: np.ndarray) -> np.ndarray:
+    """``L^-1`` for a lower Cholesky factor ``L`` of ``P``, so that ``P^-1 = L^-T L^-1``
+    (``D^3 / 3`` flops, a sixth of solving for the whole ``P^-1``).
+    """
+    inverse, info = lapack.dtrtri(factor, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular Cholesky factor (LAPACK dtrtri info={info})")
+    return inverse
+
+
+def inverse_diagonal(factor: np.ndarray) -> np.ndarray:
+    """``dg(P^-1)`` from the lower Cholesky factor of ``P``: squared column norms of ``L^-1``."""
+    inverse = inverse_factor(factor)
+    return np.einsum("ij,ij->j", inverse, inverse)
+
+
+def weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``X^T diag(weights) X`` for ``weights >= 0`` by a symmetric rank-k update (BLAS
+    ``dsyrk``: half the flops of a matrix product), symmetrised.
+    """
+    gram = blas.dsyrk(1.0, np.sqrt(weights)[:, None] * X, trans=1, lower=1)
+    return np.tril(gram) + np.tril(gram, -1).T

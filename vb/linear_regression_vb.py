@@ -16,7 +16,12 @@ import xarray as xr
 from scipy.special import gammaln
 
 from bayesvm.drivers import run_ascent_from
-from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
+from bayesvm.linalg import (
+    cholesky_lower,
+    cholesky_solve,
+    inverse_diagonal,
+    log_det_from_cholesky,
+)
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.registry import register
 from bayesvm.results import RegressionFit, build_idata
@@ -28,13 +33,18 @@ class LinearVBState(NamedTuple):
     """Parameters of ``Q`` after an iteration (names as ``vb_linear_fit.m`` returns them)."""
 
     w: np.ndarray
-    V: np.ndarray
+    factor: np.ndarray  # lower Cholesky factor of invV
     invV: np.ndarray
     logdetV: float
     an: float
     bn: float
     E_a: np.ndarray  # E(alpha): shape (D,), constant across features without ARD
     dn: np.ndarray  # rate(s) of Q(alpha)
+
+    @property
+    def V(self) -> np.ndarray:
+        """``V_N``, solved for once at the end: the iterations need only its diagonal."""
+        return cholesky_solve(self.factor, np.eye(self.factor.shape[0]))
 
 
 def make_linear_vb_step(model: LinearRegression):
@@ -54,22 +64,23 @@ def make_linear_vb_step(model: LinearRegression):
         invV = XtX.copy()
         invV[np.diag_indices(D)] += state.E_a  # eq. 7 / 27
         factor = cholesky_lower(invV)
-        V = cholesky_solve(factor, np.eye(D))
+        V_diagonal = inverse_diagonal(factor)
         w = cholesky_solve(factor, Xty)  # eq. 8
         bn = b0 + 0.5 * (yty - w @ invV @ w)  # eq. 10
         if model.alpha is not None:
             E_a, dn = state.E_a, state.dn
         elif model.ard:
-            dn = d0 + 0.5 * (w**2 * an / bn + np.diag(V))  # eq. 32
+            dn = d0 + 0.5 * (w**2 * an / bn + V_diagonal)  # eq. 32
             E_a = cn / dn
         else:
-            dn = np.array([d0 + 0.5 * (an / bn * (w @ w) + np.trace(V))])  # eq. 13-14
+            dn = np.array([d0 + 0.5 * (an / bn * (w @ w) + V_diagonal.sum())])  # eq. 13-14
             E_a = np.full(D, cn / dn[0])
         logdetV = -log_det_from_cholesky(factor)
         residual = yty - 2 * w @ Xty + w @ XtX @ w  # sum_n (y_n - w^T x_n)^2
         bound = (
             constant
-            - 0.5 * (an / bn * residual + np.sum(XtX * V))
+            # tr(X^T X V) = tr((V^-1 - E(A)) V) = D - sum_i E(alpha_i) V_ii
+            - 0.5 * (an / bn * residual + D - state.E_a @ V_diagonal)
             + 0.5 * logdetV
             - b0 * an / bn
             - an * np.log(bn)
@@ -78,8 +89,8 @@ def make_linear_vb_step(model: LinearRegression):
             bound += alpha_constant - cn * np.sum(np.log(dn))
         else:  # eq. 18 with alpha known instead of averaged over Q(alpha)
             bound += 0.5 * D * np.log(model.alpha)
-            bound -= 0.5 * model.alpha * (an / bn * (w @ w) + np.trace(V))
-        return LinearVBState(w, V, invV, logdetV, an, bn, E_a, dn), bound
+            bound -= 0.5 * model.alpha * (an / bn * (w @ w) + V_diagonal.sum())
+        return LinearVBState(w, factor, invV, logdetV, an, bn, E_a, dn), bound
 
     return step
 
@@ -139,13 +150,13 @@ def fit_linear_vb(
     state = result.state
     rng = np.random.default_rng(seed)
     tau = rng.gamma(state.an, 1.0 / state.bn, size=draws)
-    factor = cholesky_lower(state.V)
-    noise = rng.standard_normal((draws, model.n_features)) @ factor.T
+    V = state.V
+    noise = rng.standard_normal((draws, model.n_features)) @ cholesky_lower(V).T
     w = state.w + noise / np.sqrt(tau)[:, None]
     posterior = {"w": w[None], "tau": tau[None]}
     variational = {
         "w_mean": (["feature"], state.w),
-        "V": (["feature", "feature_"], state.V),
+        "V": (["feature", "feature_"], V),
         "invV": (["feature", "feature_"], state.invV),
         "logdetV": ((), state.logdetV),
         "an": ((), state.an),

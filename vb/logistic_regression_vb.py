@@ -21,10 +21,17 @@ from typing import NamedTuple
 
 import numpy as np
 import xarray as xr
+from scipy.linalg import blas
 from scipy.special import digamma, gammaln, log_expit
 
 from bayesvm.drivers import AscentResult, run_ascent_from
-from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
+from bayesvm.linalg import (
+    cholesky_lower,
+    cholesky_solve,
+    inverse_factor,
+    log_det_from_cholesky,
+    weighted_gram,
+)
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
 from bayesvm.results import LogisticFit, build_idata
@@ -50,12 +57,17 @@ class LogitVBState(NamedTuple):
     """Parameters after an iteration (names as ``vb_logit_fit.m`` returns them)."""
 
     w: np.ndarray
-    V: np.ndarray
+    factor: np.ndarray  # lower Cholesky factor of invV
     invV: np.ndarray
     logdetV: float
     bn: np.ndarray  # rate(s) of Q(alpha): shape (1,) or (D,) with ARD
     E_a: np.ndarray  # E(alpha) per coefficient, shape (D,)
     xi: np.ndarray
+
+    @property
+    def V(self) -> np.ndarray:
+        """``V_N``, solved for once at the end: the iterations need only ``L^-1``."""
+        return cholesky_solve(self.factor, np.eye(self.factor.shape[0]))
 
 
 def make_logit_vb_step(model: LogisticRegression):
@@ -72,15 +84,17 @@ def make_logit_vb_step(model: LogisticRegression):
 
     def step(state: LogitVBState) -> tuple[LogitVBState, float]:
         lam = jaakkola_lambda(state.xi)
-        invV = 2.0 * X.T @ (lam[:, None] * X)
+        invV = weighted_gram(X, 2.0 * lam)
         invV[np.diag_indices(D)] += state.E_a
         factor = cholesky_lower(invV)
-        V = cholesky_solve(factor, np.eye(D))
+        factor_inverse = inverse_factor(factor)  # V_N = L^-T L^-1
         w = cholesky_solve(factor, half_Xty)
-        second_moment = w**2 + np.diag(V)
+        second_moment = w**2 + np.einsum("ij,ij->j", factor_inverse, factor_inverse)
         bn = model.b0 + 0.5 * (second_moment if model.ard else np.array([second_moment.sum()]))
         E_a = np.broadcast_to(an / bn, (D,)).copy()
-        xi = np.sqrt(np.sum((X @ V) * X, axis=1) + (X @ w) ** 2)
+        # xi_n^2 = x_n^T V_N x_n + (w_N^T x_n)^2 = |L^-1 x_n|^2 + (w_N^T x_n)^2 (eq. 63)
+        projected = blas.dtrmm(1.0, factor_inverse, X, side=1, lower=1, trans_a=1)
+        xi = np.sqrt(np.einsum("nd,nd->n", projected, projected) + (X @ w) ** 2)
         log_alpha_mean = digamma(an) - np.log(bn)
         logdetV = -log_det_from_cholesky(factor)
         bound = (
@@ -93,7 +107,7 @@ def make_logit_vb_step(model: LogisticRegression):
             - np.sum((an - 1.0) * digamma(an) + np.log(bn))  # - E ln Q(alpha)
             + alpha_constant
         )
-        return LogitVBState(w, V, invV, logdetV, bn, E_a, xi), bound
+        return LogitVBState(w, factor, invV, logdetV, bn, E_a, xi), bound
 
     return step
 
@@ -172,12 +186,13 @@ def logit_vb_result(
     ``(a_N, b_N)`` of ``Q(alpha)`` for a model with the hyperprior.
     """
     rng = np.random.default_rng(seed)
-    w = state.w + rng.standard_normal((draws, model.n_features)) @ cholesky_lower(state.V).T
+    V = state.V
+    w = state.w + rng.standard_normal((draws, model.n_features)) @ cholesky_lower(V).T
     posterior = {"w": w[None]}
     variational = xr.Dataset(
         {
             "w_mean": (["feature"], state.w),
-            "V": (["feature", "feature_"], state.V),
+            "V": (["feature", "feature_"], V),
             "invV": (["feature", "feature_"], state.invV),
             "logdetV": ((), state.logdetV),
             "xi": (["obs_id"], state.xi),

@@ -33,7 +33,7 @@ from scipy.linalg import blas
 from scipy.special import log_expit
 
 from bayesvm.drivers import run_ascent
-from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
+from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky, weighted_gram
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
 from bayesvm.results import LogisticFit
@@ -118,7 +118,7 @@ def make_sequential_sweep(model: LogisticRegression):
             w += s * (entering * y_j / 2.0 - g * (m + entering * y_j * v / 2.0))
             V = blas.dsyr(-g, s, a=V, overwrite_a=1)
             lam[j] = lam_j
-        invV = 2.0 * X.T @ (lam[:, None] * X)
+        invV = weighted_gram(X, 2.0 * lam)
         invV[np.diag_indices(D)] += D
         factor = cholesky_lower(invV)
         V = cholesky_solve(factor, np.eye(D))
