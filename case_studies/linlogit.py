@@ -322,16 +322,28 @@ def _record_logistic(rec, fits: dict, train, test, shown, design=_as_is, x=np.na
             lower=np.nan,
             upper=np.nan,
         )
-        (X, y), (X_test, y_test) = train, test
-        p_train = fit.predict_proba(design(fit, X))[:, 1]
-        p_test = np.clip(fit.predict_proba(design(fit, X_test))[:, 1], 1e-15, 1 - 1e-15)
-        scores = {
-            "train_01": np.mean((p_train > 0.5) != (y > 0)),
-            "test_01": np.mean((p_test > 0.5) != (y_test > 0)),
-            "test_log_loss": -np.mean(np.where(y_test > 0, np.log(p_test), np.log1p(-p_test))),
-        }
-        for metric, value in scores.items():
-            rec.add("scores", method=label, metric=metric, value=value)
+        probability = partial(_positive_probability, fit, design)
+        _record_logistic_scores(rec, label, probability, train, test)
+
+
+def _positive_probability(fit, design, inputs) -> np.ndarray:
+    return fit.predict_proba(design(fit, inputs))[:, 1]
+
+
+TRUE_MODEL = "true model"  # scores of the true P(y = 1 | x): the floor no method beats
+
+
+def _record_logistic_scores(rec: _Recorder, label: str, probability: Callable, train, test):
+    """Training and test 0-1 loss, test log-loss of ``probability(inputs) = P(y = 1)``."""
+    (X, y), (X_test, y_test) = train, test
+    p_test = np.clip(probability(X_test), 1e-15, 1 - 1e-15)
+    scores = {
+        "train_01": np.mean((probability(X) > 0.5) != (y > 0)),
+        "test_01": np.mean((p_test > 0.5) != (y_test > 0)),
+        "test_log_loss": -np.mean(np.where(y_test > 0, np.log(p_test), np.log1p(-p_test))),
+    }
+    for metric, value in scores.items():
+        rec.add("scores", method=label, metric=metric, value=value)
 
 
 # ------------------------------------------- the examples
@@ -462,6 +474,7 @@ def example_3_6_1(rec: _Recorder, rng) -> None:
     fits = _logistic_fits(rec, X, y, {"": {}, " (fixed prior)": {"hyperprior": False}})
     _record_coefficients(rec, fits, truth)
     _record_logistic(rec, fits, (X, y), (X_test, y_test), shown=(X_test, expit(X_test @ truth)))
+    _record_logistic_scores(rec, TRUE_MODEL, lambda X: expit(X @ truth), (X, y), (X_test, y_test))
 
 
 def example_3_6_2(rec: _Recorder, rng) -> None:
@@ -479,6 +492,7 @@ def example_3_6_2(rec: _Recorder, rng) -> None:
     _record_coefficients(rec, fits, truth)
     shown = X[:200]
     _record_logistic(rec, fits, (X, y), (X_test, y_test), shown=(shown, expit(shown @ truth)))
+    _record_logistic_scores(rec, TRUE_MODEL, lambda X: expit(X @ truth), (X, y), (X_test, y_test))
 
 
 def example_3_6_3(rec: _Recorder, rng) -> None:
@@ -507,6 +521,9 @@ def example_3_6_3(rec: _Recorder, rng) -> None:
     fits |= _maximum_likelihood(rec, LogisticMaximumLikelihood, design, y)
     _record_logistic(
         rec, fits, train, test, shown=(x_test, p_test), design=_polynomial_design, x=x_test
+    )
+    _record_logistic_scores(
+        rec, TRUE_MODEL, lambda s: expit(polynomial_features(s, true_order) @ truth), train, test
     )
 
 

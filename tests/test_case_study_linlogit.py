@@ -80,6 +80,9 @@ def test_the_papers_conclusions_hold_on_our_draw(quick_run):
     informative = coefficients[(coefficients["example"] == "3.6.2") & (coefficients["truth"] != 0)]
     size = informative.assign(size=informative["mean"].abs()).groupby("method")["size"].mean()
     assert size["VB (fixed prior)"] < size["VB"] < size["VB-ARD"]
+    # On 2000 test points the true P(y = 1 | x) has the smallest log-loss.
+    log_loss = logit["test_log_loss"]
+    assert log_loss.idxmin() == linlogit.TRUE_MODEL
 
 
 def test_examples_are_seeded_on_their_own_and_resume_keeps_them(quick_run, monkeypatch):
