@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import arviz as az
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -111,12 +112,28 @@ class _Recorder:
         self.frames[table].append(pd.DataFrame({"example": self.example, **frame}))
 
     def timed(self, label: str, fit: Callable):
-        """``fit()``, its wall time recorded under ``label``."""
+        """``fit()``, its wall time recorded under ``label`` with, for samplers, the
+        divergences and the smallest bulk ESS over all parameters.
+        """
         start = time.perf_counter()
         result = fit()
         seconds = time.perf_counter() - start
         converged = getattr(result, "converged", True)  # least squares: closed form
-        self.add("timings", method=label, seconds=seconds, converged=converged)
+        divergences, ess_bulk_min = np.nan, np.nan
+        if getattr(result, "kind", None) == "mcmc":
+            stats = getattr(result.idata, "sample_stats", None)
+            diverging = stats.get("diverging") if stats is not None else None
+            divergences = int(diverging.sum()) if diverging is not None else 0
+            ess = az.ess(result.idata, method="bulk")
+            ess_bulk_min = min(float(ess[name].min()) for name in ess.data_vars)
+        self.add(
+            "timings",
+            method=label,
+            seconds=seconds,
+            converged=converged,
+            divergences=divergences,
+            ess_bulk_min=ess_bulk_min,
+        )
         return result
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -779,7 +796,8 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
                 f"Largest bound at polynomial order {best} (true order "
                 f"{int(chosen['true_order'].iloc[0])}; the paper found the true order)."
             )
-        seconds = timings[timings["example"] == example][["method", "seconds", "converged"]]
+        columns = ["method", "seconds", "converged", "divergences", "ess_bulk_min"]
+        seconds = timings[timings["example"] == example][columns]
         sections += ["Seconds per fit:", markdown_table(seconds)]
         sections.append(f"![{example}]({FIGURE_FILES[example]})")
     return "\n\n".join(sections) + "\n"
