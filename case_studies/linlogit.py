@@ -778,6 +778,9 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
         run_line,
         "## Speed: samplers against VB on the same model",
         markdown_table(speed_ratios(timings)),
+        "A sampler is a reference for VB only where it converged (R-hat < 1.01 for every "
+        "parameter; one chain is judged by its two halves) with a bulk ESS in the hundreds: "
+        "see `converged`, `divergences` and `ess_bulk_min` in each example's table.",
     ]
     for example in EXAMPLES:
         sections.append(f"## {example}: {EXAMPLE_TITLES[example]}")

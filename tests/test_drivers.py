@@ -1,7 +1,9 @@
+import arviz as az
 import numpy as np
 import pytest
 
 from bayesvm.drivers import BoundDecreasedError, run_ascent, run_mcmc
+from bayesvm.samplers.diagnostics import mcmc_converged
 
 
 def _counting_kernel(interrupt_at=None):
@@ -86,3 +88,12 @@ def test_ascent_raises_when_the_objective_decreases():
 def test_ascent_reports_non_convergence():
     result = run_ascent(0, lambda k: (k + 1, float(k)), tol=1e-3, max_iter=5)
     assert not result.converged and result.trace.size == 5
+
+
+def test_a_single_chain_is_judged_by_its_halves():
+    rng = np.random.default_rng(0)
+    iid = rng.standard_normal((1, 1000, 3))
+    switching = iid + np.where(np.arange(1000) < 500, 0.0, 3.0)[None, :, None]  # two modes
+    for draws, expected in [(iid, True), (switching, False)]:
+        idata = az.from_dict(posterior={"w": draws, "tau": np.exp(draws[..., 0])})
+        assert mcmc_converged(idata) is expected

@@ -19,6 +19,9 @@ def simulate(n_samples=80, n_features=3, seed=0):
 @parametrize_with_checks(
     [BayesianSVC(), BayesianSVC(method="gibbs", draws=100, tune=100, chains=1)]
 )
+# The API checks fit many tiny data sets with 100 draws: some chains have not converged, which
+# the estimator rightly warns about; convergence is tested elsewhere.
+@pytest.mark.filterwarnings("ignore:.*R-hat:sklearn.exceptions.ConvergenceWarning")
 def test_scikit_learn_conventions(estimator, check):
     check(estimator)
 
@@ -37,7 +40,7 @@ def test_predict_proba_rows_are_probabilities_consistent_with_predict():
 def test_string_labels_round_trip():
     X, y = simulate()
     labels = np.where(y > 0, "spam", "ham")
-    classifier = BayesianSVC(method="gibbs", draws=200, tune=200, chains=1, random_state=0)
+    classifier = BayesianSVC(method="gibbs", draws=2000, tune=500, chains=1, random_state=0)
     predicted = classifier.fit(X, labels).predict(X)
     assert list(classifier.classes_) == ["ham", "spam"]
     assert set(predicted) <= {"ham", "spam"}
