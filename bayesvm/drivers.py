@@ -19,6 +19,7 @@ __all__ = [
     "BoundDecreasedError",
     "run_ascent",
     "run_ascent_from",
+    "PRECISION_STARTS",
     "run_mcmc",
     "AscentResult",
     "McmcResult",
@@ -81,6 +82,11 @@ def run_ascent(
     if not trace:
         raise RuntimeError("no iteration completed")
     return AscentResult(state=state, trace=np.asarray(trace), converged=converged)
+
+
+# Starting values of E(alpha) for VB with a learned shrinkage: its prior mean (None, the
+# papers' start) and 1 (unit prior variance); see :func:`run_ascent_from`.
+PRECISION_STARTS = (None, 1.0)
 
 
 def run_ascent_from(states, step: Callable, **options) -> AscentResult:

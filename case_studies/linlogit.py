@@ -47,7 +47,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 
 import bayesvm
-from bayesvm.case_studies.linlogit_figures import linlogit_figures
+from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
 from bayesvm.case_studies.reporting import markdown_table, run_description
 from bayesvm.case_studies.runner import check_methods, task_seed
 from bayesvm.linalg import cholesky_lower, cholesky_solve
@@ -304,21 +304,25 @@ def _record_coefficients(rec: _Recorder, fits: dict, truth: np.ndarray) -> None:
         )
 
 
+def _record_predictions(rec, label, x, truth, mean, lower=np.nan, upper=np.nan) -> None:
+    rec.add(
+        "predictions",
+        method=label,
+        index=np.arange(truth.size),
+        x=x,
+        truth=truth,
+        mean=mean,
+        lower=lower,
+        upper=upper,
+    )
+
+
 def _record_linear(rec: _Recorder, fits: dict, train, test, design=_as_is, x=np.nan) -> None:
     """Test predictions with their 95 % intervals, and train/test MSE."""
     for label, fit in fits.items():
         X_test, y_test = design(fit, test[0]), test[1]
         lower, upper = fit.predictive_interval(X_test, prob=PROB, seed=rec.seed)
-        rec.add(
-            "predictions",
-            method=label,
-            index=np.arange(y_test.size),
-            x=x,
-            truth=y_test,
-            mean=fit.predict(X_test),
-            lower=lower,
-            upper=upper,
-        )
+        _record_predictions(rec, label, x, y_test, fit.predict(X_test), lower, upper)
         for metric, (inputs, outputs) in {"train_mse": train, "test_mse": test}.items():
             error = outputs - fit.predict(design(fit, inputs))
             rec.add("scores", method=label, metric=metric, value=np.mean(error**2))
@@ -329,16 +333,7 @@ def _record_logistic(rec, fits: dict, train, test, shown, design=_as_is, x=np.na
     shown_inputs, shown_truth = shown
     for label, fit in fits.items():
         p_shown = fit.predict_proba(design(fit, shown_inputs))[:, 1]
-        rec.add(
-            "predictions",
-            method=label,
-            index=np.arange(p_shown.size),
-            x=x,
-            truth=shown_truth,
-            mean=p_shown,
-            lower=np.nan,
-            upper=np.nan,
-        )
+        _record_predictions(rec, label, x, shown_truth, p_shown)
         probability = partial(_positive_probability, fit, design)
         _record_logistic_scores(rec, label, probability, train, test)
 
@@ -732,15 +727,6 @@ EXAMPLE_TITLES = {
     "3.6.1": "Logistic coefficients and separating hyperplane (Figure 4)",
     "3.6.2": "High-dimensional logistic regression, shared, fixed and ARD priors (Figure 5)",
     "3.6.3": "Polynomial order of the logit by the variational bound (Figure 6)",
-}
-FIGURE_FILES = {
-    "2.6.1": "figure_2_6_1.png",
-    "2.6.2": "figure_1_linear_highdim.png",
-    "2.6.3": "figure_2_linear_sparse.png",
-    "2.6.4": "figure_3_linear_modelsel.png",
-    "3.6.1": "figure_4_logit_coefficients.png",
-    "3.6.2": "figure_5_logit_highdim.png",
-    "3.6.3": "figure_6_logit_modelsel.png",
 }
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "curve_panel",
     "hyperplane_panel",
     "linlogit_figures",
+    "FIGURE_FILES",
 ]
 
 
@@ -449,6 +450,10 @@ _FIGURES = {
         (_zero_one_selection, _probability_curves),
     ),
 }
+
+
+#: File name of each example's figure.
+FIGURE_FILES = {example: spec.file_name for example, spec in _FIGURES.items()}
 
 
 def linlogit_figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:

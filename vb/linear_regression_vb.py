@@ -15,7 +15,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import gammaln
 
-from bayesvm.drivers import run_ascent_from
+from bayesvm.drivers import PRECISION_STARTS, run_ascent_from
 from bayesvm.linalg import (
     cholesky_lower,
     cholesky_solve,
@@ -114,10 +114,6 @@ def _supports(model) -> bool:
     return isinstance(model, LinearRegression)
 
 
-# Starts of the ascent when alpha is learned: its prior mean c0/d0 and 1 (unit prior variance).
-INITIAL_PRECISIONS = (None, 1.0)
-
-
 @register("vb", _supports)
 def fit_linear_vb(
     model: LinearRegression, *, tol: float = 1e-5, max_iter: int = 500, draws: int = 1000, seed=None
@@ -139,7 +135,7 @@ def fit_linear_vb(
     seed : int or numpy.random.Generator, optional
         For the draws only.
     """
-    precisions = INITIAL_PRECISIONS if model.alpha is None else (None,)
+    precisions = PRECISION_STARTS if model.alpha is None else (None,)
     result = run_ascent_from(
         [initial_state(model, precision) for precision in precisions],
         make_linear_vb_step(model),

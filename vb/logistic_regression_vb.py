@@ -24,7 +24,7 @@ import xarray as xr
 from scipy.linalg import blas
 from scipy.special import digamma, gammaln, log_expit
 
-from bayesvm.drivers import AscentResult, run_ascent_from
+from bayesvm.drivers import PRECISION_STARTS, AscentResult, run_ascent_from
 from bayesvm.linalg import (
     cholesky_lower,
     cholesky_solve,
@@ -112,11 +112,6 @@ def make_logit_vb_step(model: LogisticRegression):
     return step
 
 
-# Starts of the ascent: E(alpha) at the prior mean a0/b0 (as ``vb_logit_fit.m``) and at 1 (unit
-# prior variance); the fit keeps the larger bound (see :func:`bayesvm.drivers.run_ascent_from`).
-INITIAL_PRECISIONS = (None, 1.0)
-
-
 def initial_state(model: LogisticRegression, precision: float | None = None) -> LogitVBState:
     """``E(alpha) = precision`` (default: its prior mean) and ``xi`` from
     ``Q(w) = N(0, I / E(alpha))``.
@@ -159,7 +154,7 @@ def fit_logit_vb(
         For the draws only.
     """
     result = run_ascent_from(
-        [initial_state(model, precision) for precision in INITIAL_PRECISIONS],
+        [initial_state(model, precision) for precision in PRECISION_STARTS],
         make_logit_vb_step(model),
         tol=tol,
         max_iter=max_iter,

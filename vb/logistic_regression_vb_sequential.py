@@ -37,7 +37,7 @@ from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
 from bayesvm.results import LogisticFit
-from bayesvm.vb.logistic_regression_vb import jaakkola_lambda, logit_vb_result
+from bayesvm.vb.logistic_regression_vb import logit_vb_result
 
 __all__ = ["SequentialLogitState", "make_sequential_sweep", "fit_logit_vb_sequential"]
 
@@ -60,7 +60,9 @@ class SequentialLogitState(NamedTuple):
 
 
 def _lambda(xi: float) -> float:
-    """Scalar ``lambda(xi)`` (eq. 45), the hot inner loop's version of :func:`jaakkola_lambda`."""
+    """Scalar ``lambda(xi)`` (eq. 45), the hot inner loop's version of
+    :func:`~bayesvm.vb.logistic_regression_vb.jaakkola_lambda`.
+    """
     return 0.125 if xi < 1e-6 else math.tanh(xi / 2.0) / (4.0 * xi)
 
 
@@ -127,7 +129,7 @@ def make_sequential_sweep(model: LogisticRegression):
         bound = (
             0.5 * w @ t
             + 0.5 * (logdetV + prior_log_det)
-            + np.sum(log_expit(xi) - xi / 2.0 + jaakkola_lambda(xi) * xi**2)
+            + np.sum(log_expit(xi) - xi / 2.0 + lam * xi**2)
         )
         return SequentialLogitState(w, V, invV, logdetV, xi, lam, entered=True), bound
 
