@@ -12,8 +12,19 @@ from bayesvm import (  # noqa: F401  (register the backends)
 )
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import BayesianSVC
+from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning, UnseenGroupWarning
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 
-__all__ = ["fit", "methods", "Fit", "compare", "plot_compare", "BayesianSVC"]
+__all__ = [
+    "fit",
+    "methods",
+    "Fit",
+    "compare",
+    "plot_compare",
+    "BayesianSVC",
+    "ConvergenceWarning",
+    "IdentifiabilityWarning",
+    "UnseenGroupWarning",
+]
 __version__ = "0.1.0"

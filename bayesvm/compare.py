@@ -4,10 +4,12 @@ Every backend returns the same posterior variables, dims and coords (see
 :func:`bayesvm.results.build_idata`), so a comparison is a loop over ArviZ summaries. What a
 column means depends on the kind of fit:
 
-* ``"mcmc"`` (Gibbs, NUTS): ArviZ's mean, sd and HDI of the draws, bulk ESS and R-hat;
-* ``"variational"`` (VB): the same statistics of draws from q; ESS and R-hat are NaN because
-  the draws are independent by construction and say nothing about mixing;
-* ``"point"`` (EM, ECME): the mode; sd, ESS and R-hat are NaN and the HDI collapses to it.
+* ``"mcmc"`` (Gibbs, NUTS): ArviZ's mean, sd and HDI of the draws, the Monte Carlo standard
+  error of the mean, bulk and tail ESS, R-hat, and the number of divergent transitions
+  (NUTS; NaN for samplers without them);
+* ``"variational"`` (VB): the same statistics of draws from q; MCSE, ESS and R-hat are NaN
+  because the draws are independent by construction and say nothing about mixing;
+* ``"point"`` (EM, ECME): the mode; the other columns are NaN and the HDI collapses to it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,21 @@ from bayesvm.results import KINDS, Fit
 
 __all__ = ["compare", "plot_compare", "COLUMNS"]
 
-COLUMNS = ["mean", "sd", "hdi_lower", "hdi_upper", "ess_bulk", "ess_per_s", "r_hat", "runtime_s"]
+COLUMNS = [
+    "mean",
+    "sd",
+    "hdi_lower",
+    "hdi_upper",
+    "mcse_mean",
+    "ess_bulk",
+    "ess_tail",
+    "ess_per_s",
+    "r_hat",
+    "divergences",
+    "runtime_s",
+]
+# Columns that only MCMC fills (NaN for VB and point estimates).
+_MCMC_ONLY = ["mcse_mean", "ess_bulk", "ess_tail", "r_hat"]
 
 
 def compare(
@@ -51,8 +67,10 @@ def compare(
     pandas.DataFrame
         Index levels ``parameter`` (ArviZ labels such as ``"beta[intercept]"``, ``"u[x0]"``,
         ``"sigma2_u"``) and ``method`` (the keys of ``fits``), parameters in order of first
-        appearance; columns :data:`COLUMNS`. ``ess_bulk`` and ``r_hat`` are given for MCMC
-        only (R-hat needs two chains or more), ``ess_per_s`` is ``ess_bulk / runtime_s``.
+        appearance; columns :data:`COLUMNS`. ``mcse_mean``, ``ess_bulk``, ``ess_tail`` and
+        ``r_hat`` are given for MCMC only (R-hat needs two chains or more), ``ess_per_s`` is
+        ``ess_bulk / runtime_s``, ``divergences`` counts NUTS's divergent transitions over
+        all chains.
     """
     if not fits:
         raise ValueError("compare needs at least one fit")
@@ -67,6 +85,7 @@ def compare(
         table = _summary(idata, kind, present, hdi_prob)
         table["runtime_s"] = runtime_s
         table["ess_per_s"] = table["ess_bulk"] / runtime_s
+        table["divergences"] = _divergences(idata)
         table.index = pd.MultiIndex.from_product(
             [table.index, [label]], names=["parameter", "method"]
         )
@@ -144,13 +163,19 @@ def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob:
             sd=np.nan,
             hdi_lower=table["mean"],
             hdi_upper=table["mean"],
-            ess_bulk=np.nan,
-            r_hat=np.nan,
+            **dict.fromkeys(_MCMC_ONLY, np.nan),
         )
     stats = "all" if kind == "mcmc" else "stats"
     table = az.summary(idata, var_names=var_names, kind=stats, hdi_prob=hdi_prob, round_to="none")
     lower, upper = (column for column in table.columns if column.startswith("hdi_"))
     table = table.rename(columns={lower: "hdi_lower", upper: "hdi_upper"})
     if kind != "mcmc":
-        table = table.assign(ess_bulk=np.nan, r_hat=np.nan)
+        table = table.assign(**dict.fromkeys(_MCMC_ONLY, np.nan))
     return table
+
+
+def _divergences(idata: az.InferenceData) -> float:
+    """Divergent transitions over all chains; NaN for a fit that has no such statistic."""
+    if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
+        return float(idata.sample_stats["diverging"].sum())
+    return np.nan

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,11 +35,15 @@ class BoundDecreasedError(RuntimeError):
 
 @dataclass
 class AscentResult:
-    """State and objective trace of a monotone iterative fit."""
+    """State and objective trace of a monotone iterative fit.
+
+    ``problems`` says, in words, why the fit has not converged (empty when it has).
+    """
 
     state: object
     trace: np.ndarray
     converged: bool
+    problems: list[str] = field(default_factory=list)
 
 
 def run_ascent(
@@ -60,7 +64,7 @@ def run_ascent(
         Most iterations; the result says ``converged=False`` if it is reached.
     """
     trace: list[float] = []
-    converged = False
+    converged = interrupted = False
     try:
         for _ in range(max_iter):
             state, objective = step(state)
@@ -78,10 +82,22 @@ def run_ascent(
                 converged = True
                 break
     except KeyboardInterrupt:
+        interrupted = True
         warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
     if not trace:
         raise RuntimeError("no iteration completed")
-    return AscentResult(state=state, trace=np.asarray(trace), converged=converged)
+    problems = []
+    if interrupted:
+        problems.append(f"interrupted after {len(trace)} iterations, before converging")
+    elif not converged:
+        rise = trace[-1] - trace[-2] if len(trace) > 1 else float("nan")
+        problems.append(
+            f"stopped at max_iter={max_iter} with the objective still rising by {rise:.3g} "
+            f"per iteration (tol={tol:g}{', relative' if relative else ''}): raise max_iter"
+        )
+    return AscentResult(
+        state=state, trace=np.asarray(trace), converged=converged, problems=problems
+    )
 
 
 # Starting values of E(alpha) for VB with a learned shrinkage: its prior mean (None, the

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -56,6 +54,9 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         Chains and warm-up iterations per chain of the samplers ("gibbs", "nuts").
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None
         Seed of the fit (draws, or EM/ECME's starting point): same seed, same result.
+    n_jobs : int, optional
+        BLAS threads of the fit (the ``threads`` of :func:`bayesvm.fit`); None chooses by
+        the size of the problem and the idle cores.
 
     Attributes
     ----------
@@ -75,7 +76,10 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Iterations of the fit (per chain for the samplers).
     converged_ : bool
-        Whether the fit converged (VB/EM: objective; samplers: every R-hat < 1.01).
+        Whether the fit passed its checks (VB/EM: the objective settled; samplers: R-hat,
+        effective sample size and divergences); when not, :meth:`fit` issues a
+        :class:`bayesvm.ConvergenceWarning` (a scikit-learn ``ConvergenceWarning``) that
+        says why.
 
     Notes
     -----
@@ -99,6 +103,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         chains=4,
         tune=1000,
         random_state=None,
+        n_jobs=None,
     ):
         self.model = model
         self.method = method
@@ -110,6 +115,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.chains = chains
         self.tune = tune
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         """Binary classification only."""
@@ -149,17 +155,6 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = beta_mean
         self.n_iter_ = self.fit_.n_iter
         self.converged_ = self.fit_.converged
-        if not self.converged_:
-            reason = (
-                "some R-hat >= 1.01: increase tune or draws"
-                if self.fit_.kind == "mcmc"
-                else f"the objective did not converge in {self.n_iter_} iterations"
-            )
-            warnings.warn(
-                f"{type(self).__name__}(method={self.method!r}): {reason}",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
         return self
 
     def predict_proba(self, X):
@@ -239,7 +234,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
 
     def _fit_options(self) -> dict:
         """Options of :func:`bayesvm.fit` that ``method`` takes."""
-        options = {"seed": self._seed()}
+        options = {"seed": self._seed(), "threads": self.n_jobs}
         if self.method in SAMPLING_METHODS:
             options.update(draws=self.draws, tune=self.tune, chains=self.chains, progressbar=False)
         elif self.method == "vb":

@@ -4,7 +4,7 @@ VB, Gibbs and EM backends factor a precision matrix every iteration and never in
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+import os
 from functools import cache
 
 import numpy as np
@@ -20,11 +20,19 @@ __all__ = [
     "inverse_factor",
     "inverse_diagonal",
     "blas_threads_for",
+    "automatic_threads",
+    "usable_cores",
+    "MULTITHREAD_MIN_FLOPS",
 ]
 
-# Below this many coefficients a multi-threaded BLAS spends more on thread hand-offs than it
-# saves (a VB fit at n = 200, d = 10 ran 5x slower on 2 busy cores with threads on).
-SMALL_SYSTEM = 200
+# Work per iteration (floating-point operations) from which a fit may use several BLAS
+# threads. Measured on 2 cores (one VB iteration of ``MixedSVM.penalized``, medians): two
+# threads made an iteration slower at every size up to 5e9 flops (n = 20, d = 200: 0.45 ms
+# against 10-55 ms; n = 2000, d = 1000: 138 ms against 184 ms) and 1.12x faster at 5e10
+# (n = 5000, d = 2000). NumPy and SciPy each bring an OpenBLAS whose idle threads spin
+# between calls, and an iteration alternates the two, so below this size their thread pools
+# compete for the cores instead of sharing the work.
+MULTITHREAD_MIN_FLOPS = 1e10
 
 
 @cache
@@ -33,11 +41,42 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def blas_threads_for(n_coefficients: int):
-    """Context in which the hot loop runs: single-threaded BLAS for small systems."""
-    if n_coefficients < SMALL_SYSTEM:
-        return _controller().limit(limits=1, user_api="blas")
-    return nullcontext()
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity), not the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def automatic_threads(flops_per_iteration: float) -> int:
+    """BLAS threads for a fit whose iterations cost ``flops_per_iteration``.
+
+    One thread below :data:`MULTITHREAD_MIN_FLOPS` (where more threads were measured to cost
+    more than they save); above it, as many as there are usable cores left idle by the
+    machine's current load (1-minute load average), at least one. A busy machine therefore
+    gets one thread: a spinning BLAS thread that has to wait for a core made fits tens to
+    hundreds of times slower there.
+    """
+    cores = usable_cores()
+    if flops_per_iteration < MULTITHREAD_MIN_FLOPS or cores < 2:
+        return 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return int(max(1, min(cores, cores - load + 1)))
+
+
+def blas_threads_for(flops_per_iteration: float, threads: int | None = None):
+    """Context in which a fit runs, with its BLAS thread pools limited.
+
+    Parameters
+    ----------
+    flops_per_iteration : float
+        The fit's work per iteration (a model's ``flops_per_iteration``).
+    threads : int, optional
+        Threads to use, capped by :func:`usable_cores`; default :func:`automatic_threads`.
+    """
+    if threads is None:
+        threads = automatic_threads(flops_per_iteration)
+    return _controller().limit(limits=min(threads, usable_cores()), user_api="blas")
 
 
 def cholesky_lower(precision: np.ndarray) -> np.ndarray:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bayesvm.linalg import SMALL_SYSTEM, blas_threads_for
+import numpy as np
 
-__all__ = ["register", "methods", "fit"]
+from bayesvm.exceptions import ConvergenceWarning, warn_user
+from bayesvm.linalg import blas_threads_for
+
+__all__ = ["register", "methods", "fit", "check_options"]
 
 
 @dataclass(frozen=True)
@@ -38,31 +43,119 @@ def methods(model) -> list[str]:
     return [backend.method for backend in _BACKENDS if backend.supports(model)]
 
 
-def fit(model, method: str = "vb", **options):
+def fit(model, method: str = "vb", *, threads: int | None = None, **options):
     """Fit ``model`` by ``method`` and return a :class:`~bayesvm.Fit`.
+
+    Options are checked before any work: a misspelt or unsupported option, or a value out
+    of range (``draws=0``, ``chains=0``, ``tune=-1``, ...), raises at once.
 
     Parameters
     ----------
     model : a model from :mod:`bayesvm.models`
     method : str
         One of :func:`methods` ``(model)``: "vb", "gibbs", "em", "ecme", "nuts".
+    threads : int, optional
+        BLAS threads for the fit, at most the cores this process may use. By default one,
+        unless an iteration's work is large enough for more to pay off and the machine has
+        idle cores (:func:`bayesvm.linalg.automatic_threads`).
     **options
         Passed to the backend (``seed``, ``chains``, ``draws``, ``tune``, ``tol``,
         ``max_iter``, ``progressbar``, ...); see each backend's docstring.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When the fit should not be trusted (``fit.problems`` says why; ``fit.converged`` is
+        then False).
     """
+    backend = _backend_for(model, method)
+    check_options(backend.run, options)
+    if threads is not None:
+        _check_integer("threads", threads, minimum=1)
+    start = time.perf_counter()
+    with blas_threads_for(model.flops_per_iteration, threads):
+        result = backend.run(model, **options)
+    result.runtime_s = time.perf_counter() - start
+    result.idata.attrs["runtime_s"] = result.runtime_s
+    if result.problems:
+        warn_user(
+            f"the {method} fit of {type(model).__name__} should not be trusted: "
+            + "; ".join(result.problems),
+            ConvergenceWarning,
+        )
+    return result
+
+
+def _backend_for(model, method: str) -> Backend:
     for backend in _BACKENDS:
         if backend.method == method and backend.supports(model):
-            start = time.perf_counter()
-            with blas_threads_for(getattr(model, "factored_size", SMALL_SYSTEM)):
-                result = backend.run(model, **options)
-            result.runtime_s = time.perf_counter() - start
-            result.idata.attrs["runtime_s"] = result.runtime_s
-            return result
+            return backend
     known = sorted({backend.method for backend in _BACKENDS})
     if method not in known:
         raise ValueError(f"unknown method {method!r}; known methods: {known}")
     raise ValueError(
         f"method {method!r} cannot fit this {_describe(model)}; methods that can: {methods(model)}"
+    )
+
+
+# Options several backends share, with the smallest value each may take.
+_COUNTS = {"draws": 1, "chains": 1, "cores": 1, "max_iter": 1, "tune": 0}
+
+
+def check_options(run: Callable, options: dict) -> None:
+    """Raise ``ValueError`` unless ``run`` takes every option and each value is valid.
+
+    Counts (:data:`_COUNTS`) must be integers at or above their minimum, ``tol`` a finite
+    number >= 0, ``target_accept`` in (0, 1), ``seed`` None, an int >= 0 or a numpy
+    ``Generator``/``SeedSequence``, ``progressbar`` a bool.
+    """
+    parameters = inspect.signature(run).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    accepted = [
+        name
+        for name, p in list(parameters.items())[1:]
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    unknown = [name for name in options if name not in accepted]
+    if unknown and not takes_any:
+        method = run.__name__
+        raise ValueError(
+            f"{method} takes no option {', '.join(map(repr, unknown))}; it takes: "
+            f"{', '.join(accepted)}"
+        )
+    for name, value in options.items():
+        if name in _COUNTS and not (name == "cores" and value is None):
+            _check_integer(name, value, minimum=_COUNTS[name])
+        elif name == "tol":
+            if not _is_real(value) or not np.isfinite(value) or value < 0:
+                raise ValueError(f"tol must be a finite number >= 0; got {value!r}")
+        elif name == "target_accept":
+            if not _is_real(value) or not 0.0 < value < 1.0:
+                raise ValueError(f"target_accept must be in (0, 1); got {value!r}")
+        elif name == "seed":
+            _check_seed(value)
+        elif name == "progressbar" and not isinstance(value, bool | np.bool_):
+            raise ValueError(f"progressbar must be True or False; got {value!r}")
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _check_integer(name: str, value, minimum: int) -> None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+
+
+def _check_seed(seed) -> None:
+    if seed is None or isinstance(seed, np.random.Generator | np.random.SeedSequence):
+        return
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+        return
+    raise ValueError(
+        f"seed must be None, an integer >= 0 or a numpy Generator/SeedSequence; got {seed!r}"
     )
 
 

@@ -101,6 +101,12 @@ class Fit:
         Wall time of the fit (set by :func:`bayesvm.fit`).
     n_iter : int
     converged : bool
+        False when anything says the fit should not be trusted (see ``problems``).
+    problems : list of str
+        Why the fit should not be trusted, in words: VB or EM stopped at ``max_iter``, a
+        sampler's R-hat, effective sample size or divergences (:mod:`bayesvm.samplers.
+        diagnostics`). Empty for a fit that passed every check; :func:`bayesvm.fit` issues a
+        :class:`~bayesvm.ConvergenceWarning` listing them otherwise.
     lower_bound_trace : ndarray or None
         VB only: the variational lower bound after every iteration.
     objective_trace : ndarray or None
@@ -116,6 +122,7 @@ class Fit:
         *,
         n_iter: int,
         converged: bool,
+        problems=(),
         lower_bound_trace: np.ndarray | None = None,
         objective_trace: np.ndarray | None = None,
     ):
@@ -126,11 +133,18 @@ class Fit:
         self.method = method
         self.kind = kind
         self.n_iter = int(n_iter)
-        self.converged = bool(converged)
+        self.problems = list(problems) or ([] if converged else ["did not converge"])
+        self.converged = not self.problems
         self.lower_bound_trace = lower_bound_trace
         self.objective_trace = objective_trace
         self.runtime_s = float("nan")
-        idata.attrs.update(method=method, kind=kind, n_iter=self.n_iter, converged=int(converged))
+        idata.attrs.update(
+            method=method,
+            kind=kind,
+            n_iter=self.n_iter,
+            converged=int(self.converged),
+            problems="\n".join(self.problems),
+        )
 
     def __repr__(self) -> str:
         return (

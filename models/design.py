@@ -36,9 +36,12 @@ class DenseDesign:
         return self.matrix.shape[1]
 
     @property
-    def factored_size(self) -> int:
-        """Order of the matrix factored each iteration: ``K``."""
-        return self.n_coefficients
+    def flops_per_iteration(self) -> float:
+        """Work of one iteration: ``C^T W C`` and ``L^-1 C^T`` (``n K^2`` each), the
+        factorisation and the inverse factor (``K^3 / 3`` each).
+        """
+        n, k = self.matrix.shape
+        return 2.0 * n * k**2 + k**3
 
     def predictor(self, theta: np.ndarray) -> np.ndarray:
         """``C theta`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""
@@ -117,9 +120,10 @@ class GroupedDesign:
         return self.n_fixed + self.n_groups
 
     @property
-    def factored_size(self) -> int:
-        """Order of the matrix factored each iteration: ``p`` (the Schur complement)."""
-        return self.n_fixed
+    def flops_per_iteration(self) -> float:
+        """Work of one iteration, ``O(n p^2 + m p^2 + p^3)`` (module docstring)."""
+        n, p = self.X.shape
+        return 2.0 * n * p**2 + self.n_groups * p**2 + p**3
 
     def predictor(self, theta: np.ndarray) -> np.ndarray:
         """``X beta + u[group]`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayesvm.models.identification import design_problems, warn_if_not_identified
 from bayesvm.models.validation import as_design
 
 __all__ = ["FeatureModel"]
@@ -19,6 +20,9 @@ class FeatureModel:
     y: np.ndarray
     feature_names: list
 
+    def __post_init__(self):
+        warn_if_not_identified(design_problems(self.X, self.feature_names), type(self).__name__)
+
     @property
     def n_samples(self) -> int:
         """Number of observations ``N``."""
@@ -30,9 +34,11 @@ class FeatureModel:
         return self.X.shape[1]
 
     @property
-    def factored_size(self) -> int:
-        """Order of the matrix factored each iteration (sets BLAS threading)."""
-        return self.n_features
+    def flops_per_iteration(self) -> float:
+        """Work of one iteration, ``X^T Lambda X`` and the ``D x D`` factorisation (sets BLAS
+        threading).
+        """
+        return 2.0 * self.n_samples * self.n_features**2 + self.n_features**3
 
     @property
     def coords(self) -> dict[str, list]:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from bayesvm.models.design import DenseDesign, GroupedDesign
+from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.penalties import Penalty
 from bayesvm.results import Fit
 
@@ -61,6 +62,41 @@ class LinearPredictorSVM:
 
     result_class = Fit  # what every backend returns for this model
 
+    def __post_init__(self):
+        warn_if_not_identified(self.identifiability_problems(), type(self).__name__)
+
+    def identifiability_problems(self) -> list[str]:
+        """What the data cannot determine, in words (:mod:`.identification`).
+
+        Dense designs: constant columns beyond one (the intercept), collinear columns, and,
+        when the penalty is learned, separable classes. Random intercepts: constant or
+        collinear fixed effects, and a majority of groups with a single observation.
+        """
+        if self.group_index is not None:
+            problems = design_problems(self.X, self.fixed_names)
+            sizes = np.bincount(self.group_index, minlength=self.n_effects)
+            singletons = int(np.sum(sizes == 1))
+            if singletons > self.n_effects / 2:
+                problems.append(
+                    f"{singletons} of {self.n_effects} groups have a single observation: their "
+                    "random intercepts are identified by the prior alone and sigma2_u only "
+                    "weakly, so samplers wander and VB looks more certain than it is"
+                )
+            return problems
+        problems = design_problems(self.design, [*self.fixed_names, *self.effect_names])
+        learned = self.penalty.hyper_names
+        if learned and is_separable(self.design, self.y):
+            rows = self.n_samples <= self.n_coefficients
+            problems.append(
+                "the classes are separable"
+                + (f" (n_samples={self.n_samples} <= {self.n_coefficients} coefficients)" * rows)
+                + ": the hinge loss is zero for arbitrarily large weights, so the learned "
+                f"{', '.join(learned)} is identified by its prior alone; samplers wander and VB "
+                "looks more certain than it is (a fixed penalty, e.g. LinearSVM alpha=..., "
+                "gives the classical SVM)"
+            )
+        return problems
+
     @property
     def n_samples(self) -> int:
         """Number of training observations."""
@@ -82,9 +118,9 @@ class LinearPredictorSVM:
         return self.n_fixed + self.n_effects
 
     @property
-    def factored_size(self) -> int:
-        """Order of the matrix the backends factor each iteration (sets BLAS threading)."""
-        return self.design_operator.factored_size
+    def flops_per_iteration(self) -> float:
+        """Work of one iteration of every backend (sets BLAS threading)."""
+        return self.design_operator.flops_per_iteration
 
     @property
     def coords(self) -> dict[str, list]:

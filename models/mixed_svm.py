@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesvm.exceptions import UnseenGroupWarning, warn_user
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.linear_svm import intercept_and_features
@@ -186,22 +187,17 @@ class MixedSVM(LinearPredictorSVM):
 
         ``penalized``: ``X_new`` are the predictors. ``random_intercept``: ``X_new`` are the
         fixed-effect predictors and ``groups`` their groups; a group seen in training uses its
-        random intercept, an unseen one (or ``groups=None``) gets 0, the population level.
+        random intercept, an unseen one (or ``groups=None``) gets 0, the population level,
+        with an :class:`~bayesvm.UnseenGroupWarning` that says how many rows did. Labels
+        match across types where that is unambiguous: ``"17"`` read from a CSV finds the
+        group fitted as the integer 17, and the other way round.
         General form: ``X_new`` and ``Z_new`` are the two designs.
         """
         if self.structure == "penalized":
             return DenseDesign(*intercept_and_features(X_new, self.n_effects))
         if self.structure == "random_intercept":
             ones, X_new = intercept_and_features(X_new, self.n_fixed - 1)
-            index = np.full(X_new.shape[0], -1)
-            if groups is not None:
-                groups = np.asarray(groups)
-                if groups.shape != (X_new.shape[0],):
-                    raise ValueError(
-                        f"groups must have one label per row of X: got shape {groups.shape} "
-                        f"for {X_new.shape[0]} rows"
-                    )
-                index = pd.Index(self.effect_names).get_indexer(groups)
+            index = self._group_positions(groups, X_new.shape[0])
             return GroupedDesign(np.hstack([ones, X_new]), index, self.n_effects)
         if Z_new is None:
             raise ValueError("this MixedSVM needs Z_new (the random-effect design) to predict")
@@ -212,6 +208,36 @@ class MixedSVM(LinearPredictorSVM):
                 f"got {X_new.shape[1]} and {Z_new.shape[1]}"
             )
         return DenseDesign(X_new, Z_new)
+
+    def _group_positions(self, groups, n_rows: int) -> np.ndarray:
+        """Position of each row's group among the fitted ones, -1 where unseen (warned)."""
+        if groups is None:
+            warn_user(
+                "groups=None: every row gets the population level (random intercept 0); "
+                "pass groups= to use the fitted random intercepts",
+                UnseenGroupWarning,
+            )
+            return np.full(n_rows, -1)
+        groups = np.asarray(groups)
+        if groups.shape != (n_rows,):
+            raise ValueError(
+                f"groups must have one label per row of X: got shape {groups.shape} "
+                f"for {n_rows} rows"
+            )
+        index = pd.Index(self.effect_names).get_indexer(groups)
+        as_text = pd.Index([str(label) for label in self.effect_names])
+        unseen = index < 0
+        if unseen.any() and as_text.is_unique:
+            index[unseen] = as_text.get_indexer([str(label) for label in groups[unseen]])
+            unseen = index < 0
+        if unseen.any():
+            examples = ", ".join(str(label) for label in pd.unique(groups[unseen])[:3])
+            warn_user(
+                f"{int(unseen.sum())} of {n_rows} rows belong to groups not seen in training "
+                f"(e.g. {examples}): they get the population level (random intercept 0)",
+                UnseenGroupWarning,
+            )
+        return index
 
 
 def _group_codes(groups, n_samples: int) -> tuple[np.ndarray, np.ndarray]:

@@ -76,11 +76,19 @@ def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, n
 
 
 def check_positive_finite(**values: float) -> None:
-    """Raise ``ValueError`` unless every named hyperparameter is finite and > 0."""
+    """Raise ``ValueError`` unless every named hyperparameter is a finite number > 0.
+
+    Numbers only: a string such as ``"0.5"`` (read from a file, say) is refused rather than
+    converted, and so is a boolean.
+    """
     for name, value in values.items():
         if value is None:
             continue
-        array = np.asarray(value, dtype=float)
+        array = np.asarray(value)
+        if array.dtype.kind not in "iuf":
+            raise ValueError(
+                f"hyperparameter {name} must be a number; got {value!r} ({type(value).__name__})"
+            )
         if not np.all(np.isfinite(array)) or np.any(array <= 0):
             raise ValueError(f"hyperparameter {name} must be finite and > 0; got {value!r}")
 

@@ -1,4 +1,17 @@
-"""What the MCMC backends share: the convergence verdict and the result they build."""
+"""What the MCMC backends share: the checks a chain must pass, and the result they build.
+
+A sampler's draws are trusted when (Vehtari, Gelman, Simpson, Carpenter & Buerkner 2021,
+"Rank-normalization, folding, and localization: an improved R-hat"):
+
+* every parameter's rank-normalised split R-hat is below :data:`RHAT_MAX` (1.01);
+* every parameter's bulk and tail effective sample sizes reach :data:`ESS_PER_CHAIN`
+  (100) per chain, enough for R-hat and the Monte Carlo errors themselves to be reliable;
+* NUTS made no divergent transition (a divergence means a region of the posterior the
+  sampler could not explore, so the draws can be biased whatever R-hat says).
+
+A single chain is judged by cutting it into halves taken as two chains, so that a chain that
+drifts, or sits in one mode for half the run and in another for the rest, fails as it should.
+"""
 
 from __future__ import annotations
 
@@ -8,41 +21,88 @@ import xarray as xr
 
 from bayesvm.results import build_idata
 
-__all__ = ["mcmc_converged", "mcmc_fit", "RHAT_MAX"]
+__all__ = ["mcmc_problems", "mcmc_converged", "mcmc_fit", "RHAT_MAX", "ESS_PER_CHAIN"]
 
-# Vehtari et al. (2021): rank-normalised split R-hat below 1.01 for every parameter.
 RHAT_MAX = 1.01
+ESS_PER_CHAIN = 100
+
+
+def mcmc_problems(idata) -> list[str]:
+    """Why the draws of ``idata`` should not be trusted, in words; empty if they pass."""
+    posterior = idata.posterior
+    n_chains = posterior.sizes["chain"]
+    problems = []
+    chains = _halves_as_chains(posterior) if n_chains < 2 else posterior
+    if chains is None:
+        problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
+    else:
+        name, rhat = _worst(az.rhat(chains), largest=True)
+        if not rhat < RHAT_MAX:
+            problems.append(f"R-hat {rhat:.3g} of {name} exceeds {RHAT_MAX}: the chains disagree")
+    floor = ESS_PER_CHAIN * n_chains
+    for method in ("bulk", "tail"):
+        name, ess = _worst(az.ess(posterior, method=method), largest=False)
+        if not ess >= floor:
+            problems.append(
+                f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "
+                "draw more"
+            )
+    if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
+        divergences = int(idata.sample_stats["diverging"].sum())
+        if divergences:
+            problems.append(
+                f"{divergences} divergent transitions: NUTS could not explore part of the "
+                "posterior (try noncentered=True or a higher target_accept)"
+            )
+    return problems
 
 
 def mcmc_converged(idata) -> bool:
-    """True when every posterior variable has R-hat < 1.01.
-
-    A single chain is judged by cutting it into halves taken as two chains (so R-hat compares
-    four quarters): a chain that drifts, or sits in one mode for half the run and another
-    for the rest, fails as it should.
-    """
-    posterior = idata.posterior
-    if posterior.sizes["chain"] < 2:
-        half = posterior.sizes["draw"] // 2
-        if half < 4:
-            return False
-        posterior = xr.Dataset(
-            {
-                name: (
-                    ["chain", "draw", *values.dims[2:]],
-                    values.to_numpy()[0, : 2 * half].reshape(2, half, *values.shape[2:]),
-                )
-                for name, values in posterior.data_vars.items()
-            }
-        )
-    rhat = az.rhat(posterior)
-    return bool(all(np.all(rhat[name].to_numpy() < RHAT_MAX) for name in rhat.data_vars))
+    """True when the draws pass every check of :func:`mcmc_problems`."""
+    return not mcmc_problems(idata)
 
 
 def mcmc_fit(model, result, method: str):
     """The model's Fit (``model.result_class``) from :func:`~bayesvm.drivers.run_mcmc`'s draws."""
     idata = build_idata(model, result.samples)
-    converged = not result.interrupted and mcmc_converged(idata)
+    problems = mcmc_problems(idata)
+    if result.interrupted:
+        problems.insert(0, "interrupted: the draws stop where the sampler was stopped")
     return model.result_class(
-        model, idata, method, "mcmc", n_iter=result.n_iter, converged=converged
+        model, idata, method, "mcmc", n_iter=result.n_iter, converged=True, problems=problems
     )
+
+
+def _halves_as_chains(posterior: xr.Dataset) -> xr.Dataset | None:
+    """One chain's two halves as two chains (None when too short to halve)."""
+    half = posterior.sizes["draw"] // 2
+    if half < 4:
+        return None
+    return xr.Dataset(
+        {
+            name: (
+                ["chain", "draw", *values.dims[2:]],
+                values.to_numpy()[0, : 2 * half].reshape(2, half, *values.shape[2:]),
+            )
+            for name, values in posterior.data_vars.items()
+        },
+        coords={dim: posterior[dim] for dim in posterior.dims if dim not in ("chain", "draw")},
+    )
+
+
+def _worst(statistics: xr.Dataset, largest: bool) -> tuple[str, float]:
+    """The parameter (ArviZ label, e.g. ``u[x3]``) with the largest or smallest statistic;
+    NaN (undefined, e.g. for draws that never move) is the worst of all.
+    """
+    worst_label, worst = "", -np.inf if largest else np.inf
+    for name, values in statistics.data_vars.items():
+        array = values.to_numpy()
+        coords = [values[dim].to_numpy() for dim in values.dims]
+        for index in np.ndindex(array.shape):
+            value = float(array[index])
+            if np.isnan(value) or (value > worst if largest else value < worst):
+                labels = ", ".join(str(coord[i]) for coord, i in zip(coords, index, strict=True))
+                worst_label, worst = f"{name}[{labels}]" if labels else name, value
+                if np.isnan(value):
+                    return worst_label, worst
+    return worst_label, worst

@@ -493,6 +493,7 @@ def _fit(model, method: str, *, tol: float, max_iter: int, seed) -> Fit:
         "point",
         n_iter=result.trace.size,
         converged=result.converged,
+        problems=result.problems,
         objective_trace=result.trace,
     )
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
-from bayesvm.samplers.diagnostics import mcmc_converged
+from bayesvm.samplers.diagnostics import mcmc_problems
 
 __all__ = ["fit_nuts"]
 
@@ -69,5 +69,11 @@ def fit_nuts(
         )
     attach_data(idata, model)
     return model.result_class(
-        model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=mcmc_converged(idata)
+        model,
+        idata,
+        "nuts",
+        "mcmc",
+        n_iter=tune + draws,
+        converged=True,
+        problems=mcmc_problems(idata),
     )

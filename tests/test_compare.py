@@ -53,8 +53,10 @@ def test_diagnostics_only_where_meaningful(fits):
     vb = table.xs("vb", level="method")
     assert vb[["ess_bulk", "ess_per_s", "r_hat"]].isna().all().all()
     assert np.all(vb["hdi_lower"] < vb["mean"]) and np.all(vb["mean"] < vb["hdi_upper"])
+    assert np.all(mcmc["mcse_mean"] > 0) and np.all(mcmc["ess_tail"] > 0)
+    assert mcmc["divergences"].isna().all()  # Gibbs has no divergent transitions to count
     mode = table.xs("mode", level="method")
-    assert mode[["sd", "ess_bulk", "r_hat"]].isna().all().all()
+    assert mode[["sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat"]].isna().all().all()
     np.testing.assert_array_equal(mode["hdi_lower"], mode["mean"])
     np.testing.assert_array_equal(mode["hdi_upper"], mode["mean"])
     assert (table["runtime_s"] > 0).all()

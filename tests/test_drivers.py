@@ -88,6 +88,10 @@ def test_ascent_raises_when_the_objective_decreases():
 def test_ascent_reports_non_convergence():
     result = run_ascent(0, lambda k: (k + 1, float(k)), tol=1e-3, max_iter=5)
     assert not result.converged and result.trace.size == 5
+    assert result.problems == [
+        "stopped at max_iter=5 with the objective still rising by 1 per iteration (tol=0.001): "
+        "raise max_iter"
+    ]
 
 
 def test_a_single_chain_is_judged_by_its_halves():

@@ -179,5 +179,6 @@ def fit_linear_vb(
         "variational",
         n_iter=result.trace.size,
         converged=result.converged,
+        problems=result.problems,
         lower_bound_trace=result.trace,
     )

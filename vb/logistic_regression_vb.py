@@ -214,5 +214,6 @@ def logit_vb_result(
         "variational",
         n_iter=result.trace.size,
         converged=result.converged,
+        problems=result.problems,
         lower_bound_trace=result.trace,
     )

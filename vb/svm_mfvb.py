@@ -189,5 +189,6 @@ def fit_vb(
         "variational",
         n_iter=result.trace.size,
         converged=result.converged,
+        problems=result.problems,
         lower_bound_trace=result.trace,
     )

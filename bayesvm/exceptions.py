@@ -1,0 +1,60 @@
+"""Warnings that tell a user when a result should not be trusted.
+
+Each is its own class so that a user can filter or escalate exactly one of them, e.g.
+``warnings.simplefilter("error", bayesvm.ConvergenceWarning)`` in a pipeline that must not
+go on with an unconverged fit.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
+__all__ = ["ConvergenceWarning", "IdentifiabilityWarning", "UnseenGroupWarning", "warn_user"]
+
+# The folders that install as bayesvm and its subpackages (pyproject's package-dir).
+_PACKAGE_DIRS = tuple(
+    str(Path(__file__).resolve().parent.parent / folder) + "/"
+    for folder in ("bayesvm", "models", "vb", "samplers", "case_studies", "data")
+)
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """Issue a warning attributed to the first caller outside bayesvm (the user's line)."""
+    frame, level = sys._getframe(1), 2  # level 1 is this function
+    while frame is not None and _inside_package(frame.f_code):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _inside_package(code) -> bool:
+    # Dataclasses generate __init__ from a string: such frames belong to the model class.
+    generated = code.co_filename == "<string>" and code.co_name == "__init__"
+    return generated or code.co_filename.startswith(_PACKAGE_DIRS)
+
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """A fit ended without the evidence that it converged.
+
+    Issued by :func:`bayesvm.fit` when VB or EM stops at ``max_iter`` or is interrupted, or
+    when a sampler's chains fail the checks of :mod:`bayesvm.samplers.diagnostics` (R-hat,
+    effective sample size, divergences). The reasons are in ``fit.problems``. A subclass of
+    scikit-learn's ``ConvergenceWarning``, so filters written for scikit-learn catch it too.
+    """
+
+
+class IdentifiabilityWarning(UserWarning):
+    """The design leaves some parameters determined by the prior alone.
+
+    Issued when a model is built (constant or collinear columns, more coefficients than
+    observations, separable classes under a learned penalty, a random intercept per single
+    observation): the posterior of those parameters is the prior's, so samplers wander and
+    mean-field VB can look confident about a direction the data do not inform.
+    """
+
+
+class UnseenGroupWarning(UserWarning):
+    """Prediction rows whose group was not in the training data (random intercept 0)."""
