@@ -9,6 +9,7 @@ cannot (EM, which needs a fixed penalty) fits :class:`~bayesvm.models.LinearSVM`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import arviz as az
@@ -17,6 +18,7 @@ import pandas as pd
 
 from bayesvm import registry
 from bayesvm.case_studies.simulated import simulate_dataset
+from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning
 from bayesvm.models import LinearSVM, MixedSVM
 
 __all__ = ["run_bench", "SETTINGS", "QUICK_SETTINGS"]
@@ -42,6 +44,7 @@ def run_bench(
     repeats: int | None = None,
     seed: int = 0,
     quick: bool = False,
+    threads: Sequence[int | None] = (None,),
 ) -> pd.DataFrame:
     """Time each method on simulated data of each size.
 
@@ -58,18 +61,22 @@ def run_bench(
         Seeds the data and the fits.
     quick : bool
         Use :data:`QUICK_SETTINGS` instead of :data:`SETTINGS`.
+    threads : sequence of int or None
+        BLAS threads to time each fit with (``threads`` of :func:`bayesvm.fit`; None: its
+        automatic choice), e.g. ``(1, 2)`` to compare single- and multi-threaded fits.
 
     Returns
     -------
     pandas.DataFrame
-        One row per size and method: ``n_samples``, ``n_features``, ``method``, ``model``,
+        One row per size, method and thread setting: ``n_samples``, ``n_features``,
+        ``method``, ``threads`` (``"auto"`` for None), ``model``,
         medians over repeats of ``seconds`` (wall time of :func:`bayesvm.fit`, PyTensor
         compilation included for NUTS), ``sampling_s`` (the part spent sampling: PyMC's
         ``sampling_time`` for NUTS, ``seconds`` otherwise), ``iter_per_s`` (iterations per
         second of sampling per chain, samplers only), ``ess_bulk_min`` (smallest bulk ESS over
         all parameters, samplers only), ``ess_per_s`` (per second of wall time), and
         ``time_ratio_nuts`` / ``ess_per_s_ratio_nuts`` (the method's seconds and ESS per second
-        over NUTS's; NaN without NUTS).
+        over NUTS's with the same threads; NaN without NUTS).
     """
     repeats = (1 if quick else 5) if repeats is None else repeats
     if repeats < 1:
@@ -84,19 +91,23 @@ def run_bench(
         for repeat in range(repeats):
             D, y, _, _ = simulate_dataset(n_samples, n_features, 0, rng)
             for method in methods:
-                rows.append(
-                    {
-                        "n_samples": n_samples,
-                        "n_features": n_features,
-                        "method": method,
-                        **_time_fit(D, y, method, settings.get(method, {}), seed + repeat),
-                    }
-                )
+                for count in threads:
+                    options = {**settings.get(method, {}), "threads": count}
+                    rows.append(
+                        {
+                            "n_samples": n_samples,
+                            "n_features": n_features,
+                            "method": method,
+                            "threads": "auto" if count is None else str(count),
+                            **_time_fit(D, y, method, options, seed + repeat),
+                        }
+                    )
     timings = pd.DataFrame(rows)
-    keys = ["n_samples", "n_features", "method", "model"]
+    keys = ["n_samples", "n_features", "method", "threads", "model"]
     table = timings.groupby(keys, sort=False).median().reset_index()
-    nuts = table[table["method"] == "nuts"].set_index(["n_samples", "n_features"])
-    size = pd.MultiIndex.from_frame(table[["n_samples", "n_features"]])
+    same = ["n_samples", "n_features", "threads"]
+    nuts = table[table["method"] == "nuts"].set_index(same)
+    size = pd.MultiIndex.from_frame(table[same])
     for column, ratio in [("seconds", "time_ratio_nuts"), ("ess_per_s", "ess_per_s_ratio_nuts")]:
         table[ratio] = table[column].to_numpy() / nuts[column].reindex(size).to_numpy()
     return table
@@ -104,10 +115,15 @@ def run_bench(
 
 def _time_fit(D, y, method: str, options: dict, seed: int) -> dict:
     """Fit one data set by ``method``; its model, wall time, speed and ESS."""
-    model = MixedSVM.penalized(D, y)
-    if method not in registry.methods(model):
-        model = LinearSVM.from_arrays(D, y, alpha=FIXED_ALPHA)
-    result = registry.fit(model, method=method, seed=seed, **options)
+    with warnings.catch_warnings():
+        # Timing, not inference: n <= d makes the data separable, and short quick chains
+        # do not converge; the warnings would only bury the table.
+        warnings.simplefilter("ignore", IdentifiabilityWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = MixedSVM.penalized(D, y)
+        if method not in registry.methods(model):
+            model = LinearSVM.from_arrays(D, y, alpha=FIXED_ALPHA)
+        result = registry.fit(model, method=method, seed=seed, **options)
     # PyMC records the time spent sampling (tuning included, compilation excluded).
     sampling_s = result.idata.posterior.attrs.get("sampling_time", result.runtime_s)
     row = {

@@ -112,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--methods", type=_names, default=["vb", "gibbs", "nuts"])
     bench.add_argument("--repeats", type=int, help="fits per method and size (default 3)")
     bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument(
+        "--threads",
+        type=_thread_counts,
+        default=[None],
+        help="BLAS threads to time each fit with, e.g. 1,2 (default: automatic)",
+    )
     bench.set_defaults(command=_bench, command_name="bench")
 
     reproduce = commands.add_parser("reproduce", help="run a paper's experiment")
@@ -204,6 +210,7 @@ def _bench(args) -> None:
             repeats=args.repeats,
             seed=args.seed,
             quick=args.quick,
+            threads=args.threads,
         )
     except ValueError as error:
         raise CommandError(error) from error
@@ -243,6 +250,15 @@ def _names(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names; got {text!r}")
     return names
+
+
+def _thread_counts(text: str) -> list[int]:
+    counts = []
+    for count in _names(text):
+        if not count.isdigit() or int(count) < 1:
+            raise argparse.ArgumentTypeError(f"threads must be integers >= 1; got {count!r}")
+        counts.append(int(count))
+    return counts
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:
