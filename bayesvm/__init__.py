@@ -12,8 +12,9 @@ from bayesvm import (  # noqa: F401  (register the backends)
 )
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import BayesianSVC
+from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 
-__all__ = ["fit", "methods", "Fit", "compare", "plot_compare", "BayesianSVC"]
+__all__ = ["fit", "methods", "Fit", "load", "compare", "plot_compare", "BayesianSVC"]
 __version__ = "0.1.0"
