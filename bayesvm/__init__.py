@@ -13,6 +13,7 @@ from bayesvm import (  # noqa: F401  (register the backends)
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import BayesianSVC
 from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning, UnseenGroupWarning
+from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 
@@ -20,6 +21,7 @@ __all__ = [
     "fit",
     "methods",
     "Fit",
+    "load",
     "compare",
     "plot_compare",
     "BayesianSVC",

@@ -219,9 +219,16 @@ class Fit:
         return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
 
     def to_netcdf(self, path) -> str:
-        """Write the InferenceData (with method and runtime in its attributes) to netCDF."""
+        """Write the fit to netCDF; :func:`bayesvm.load` reads it back.
+
+        The file is the InferenceData (with method and runtime in its attributes), readable by
+        ``arviz.from_netcdf``, plus the groups ``model`` and ``traces`` of
+        :mod:`bayesvm.persistence`.
+        """
+        from bayesvm.persistence import save
+
         self.idata.attrs["runtime_s"] = self.runtime_s
-        return self.idata.to_netcdf(str(path))
+        return save(self, path)
 
 
 class RegressionFit(Fit):
