@@ -1,3 +1,5 @@
+import os
+import subprocess
 import sys
 import types
 
@@ -109,3 +111,26 @@ def test_reproduce_rejects_options_and_methods_the_study_does_not_take(capsys, t
             cli.main(["reproduce", "linlogit", "--quick", "--out", str(tmp_path), *extra])
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ArviZ's cache folder is set by XDG there")
+def test_import_and_help_print_no_arviz_banner(tmp_path):
+    """ArviZ warns on its first import of the day (it keeps the date in its cache folder):
+    importing arviz alone prints the banner, importing bayesvm does not, and leaves no
+    filter behind."""
+
+    def run(code: str, cache: str) -> str:
+        environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)}
+        command = [sys.executable, "-W", "default", "-c", code]
+        result = subprocess.run(command, capture_output=True, text=True, env=environment)
+        return result.stderr
+
+    assert "ArviZ is undergoing a major refactor" in run("import arviz", "first")
+    stderr = run(
+        "import warnings\n"
+        "import bayesvm.cli\n"
+        "assert not any(f[1] and 'ArviZ' in f[1].pattern for f in warnings.filters)\n"
+        "bayesvm.cli.main(['--help'])\n",
+        "second",
+    )
+    assert stderr == ""
