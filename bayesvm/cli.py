@@ -29,6 +29,7 @@ import pandas as pd
 import bayesvm
 from bayesvm.bench import run_bench
 from bayesvm.case_studies.reporting import markdown_table
+from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.models import LinearSVM, MixedSVM
@@ -262,7 +263,10 @@ def _reproduce(args) -> None:
     if unknown:
         choices = ", ".join(case_study.METHODS)
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
-    case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
+    try:
+        case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
+    except ResumeMismatchError as error:
+        raise CommandError(error) from error
     print(f"wrote {out_dir}")
 
 

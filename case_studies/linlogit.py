@@ -25,7 +25,8 @@ Wald intervals). The paper's classical baseline for the logistic examples is Fis
 discriminant; maximum likelihood is the likelihood-only counterpart of the Bayesian models
 and is what we compare. Coefficient intervals are central 95 % intervals of each method's
 draws (VB: of draws from ``Q``). Results go to CSV tables as each example finishes (so
-``resume`` keeps them), then to Figures 1-6 and a markdown report.
+``resume`` keeps them, after checking that they were run with the same settings), then to
+Figures 1-6 and a markdown report.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -49,7 +50,12 @@ from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 import bayesvm
 from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
 from bayesvm.case_studies.reporting import markdown_table, run_description
-from bayesvm.case_studies.runner import check_methods, task_seed
+from bayesvm.case_studies.runner import (
+    check_methods,
+    check_resume_settings,
+    task_seed,
+    write_settings,
+)
 from bayesvm.linalg import cholesky_lower, cholesky_solve
 from bayesvm.models import LinearRegression, LogisticRegression
 
@@ -629,7 +635,8 @@ def run(
     ----------
     out_dir : path-like
         Created if needed. Receives ``examples/<example>/<table>.csv`` as each example
-        finishes, ``linlogit_<table>.csv`` (all examples), the figures of
+        finishes (and, first, ``examples.settings.json``: what they depend on, checked by
+        ``resume``), ``linlogit_<table>.csv`` (all examples), the figures of
         :func:`~bayesvm.case_studies.linlogit_figures.linlogit_figures` and ``report.md``.
     quick : bool
         Run :data:`QUICK_PROTOCOL` (smaller high-dimensional examples, short chains, NUTS only
@@ -638,6 +645,9 @@ def run(
         Local processes running examples in parallel.
     resume : bool
         Keep the examples already written under ``examples/`` and run only the others.
+        Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before running
+        anything if they were written with other settings (``quick``, ``methods``, ``seed``,
+        ``protocol``). Without it the examples of an earlier run are deleted first.
     methods : sequence of {"vb", "gibbs", "nuts", "ml"}
         Families of methods to run (model selection needs "vb").
     seed : int
@@ -660,8 +670,19 @@ def run(
         protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
     out_dir = Path(out_dir)
     example_dir = out_dir / "examples"
-    done = {example: _load_example(example_dir / example) for example in EXAMPLES}
-    done = {example: tables for example, tables in done.items() if resume and tables}
+    settings = {"study": "linlogit", "methods": methods, "quick": quick, "seed": seed}
+    settings |= asdict(protocol)
+    done = {}
+    if resume:
+        loaded = {example: _load_example(example_dir / example) for example in EXAMPLES}
+        done = {example: tables for example, tables in loaded.items() if tables}
+        if done:
+            check_resume_settings(example_dir, settings)
+    else:
+        for example in EXAMPLES:
+            _delete_example(example_dir / example)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_settings(example_dir, settings)
     start = time.perf_counter()
     todo = [example for example in EXAMPLES if example not in done]
     options = {"methods": methods, "protocol": protocol, "seed": seed}
@@ -703,6 +724,12 @@ def _save_example(tables: dict[str, pd.DataFrame], folder: Path) -> None:
         table.to_csv(folder / f"{name}.csv.part", index=False)
     for name in tables:  # complete files only: an interrupted save is not a finished example
         (folder / f"{name}.csv.part").replace(folder / f"{name}.csv")
+
+
+def _delete_example(folder: Path) -> None:
+    """Delete the tables of an example of an earlier run (so that none is resumed later)."""
+    for name in TABLES:
+        (folder / f"{name}.csv").unlink(missing_ok=True)
 
 
 def _load_example(folder: Path) -> dict[str, pd.DataFrame] | None:

@@ -61,7 +61,13 @@ METHOD_LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
 PAPER_CELL = (200, 10)
 PAPER_SECONDS = {"svm": 571.75, "vb": 1.68, "gibbs": 82.31}
 DEFAULT_SEED = 2014
-OUTPUT_FILES = ("simulated.csv", "simulated_ber.png", "timing.csv", "report.md")
+OUTPUT_FILES = (
+    "simulated.csv",
+    "simulated.settings.json",
+    "simulated_ber.png",
+    "timing.csv",
+    "report.md",
+)
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,8 @@ def run(
     Parameters
     ----------
     out_dir : path-like
-        Created if needed. Receives ``simulated.csv`` (one row per data set and method),
+        Created if needed. Receives ``simulated.csv`` (one row per data set and method) and
+        ``simulated.settings.json`` (what its rows depend on, checked by ``resume``),
         ``simulated_ber.png`` (BER boxplots per cell, like Figure 1), ``timing.csv`` (seconds
         per fit by cell and method, with the paper's published times) and ``report.md``.
     quick : bool
@@ -193,8 +200,10 @@ def run(
         Fit the data sets on this Dask cluster instead (see
         :func:`~bayesvm.case_studies.runner.run_tasks`).
     resume : bool
-        Keep the data sets already in ``simulated.csv`` (from an interrupted run with the
-        same settings) and fit only the others.
+        Keep the data sets already in ``simulated.csv`` (from an interrupted run) and fit
+        only the others. Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError`
+        before fitting anything if that run had other settings (``quick``, ``methods``,
+        ``n_datasets``, ``seed``).
     methods : sequence of {"svm", "vb", "gibbs"}
         Methods to compare.
     n_datasets : int, optional
@@ -236,9 +245,11 @@ def run(
         for replicate in range(protocol.n_datasets)
     ]
     start = time.perf_counter()
+    settings = {"study": "simulated", "methods": methods, "quick": quick, "seed": seed}
     results = run_tasks(
         tasks,
         csv_path=out_dir / "simulated.csv",
+        settings=settings | asdict(protocol),
         workers=workers,
         scheduler=scheduler,
         resume=resume,

@@ -36,7 +36,7 @@ the entry point of ``bayesvm reproduce toenail``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +96,7 @@ FOREST_VAR_NAMES = ("beta", "sigma2_u")
 DEFAULT_SEED = 2014
 OUTPUT_FILES = (
     "toenail.csv",
+    "toenail.settings.json",
     "toenail_ber.png",
     "toenail_forest.png",
     "toenail_forest.csv",
@@ -306,7 +307,8 @@ def run(
     Parameters
     ----------
     out_dir : path-like
-        Created if needed. Receives ``toenail.csv`` (one row per split and method),
+        Created if needed. Receives ``toenail.csv`` (one row per split and method) and
+        ``toenail.settings.json`` (what its rows depend on, checked by ``resume``),
         ``toenail_ber.png`` (BER boxplots, like Figure 2), ``toenail_forest.png`` and
         ``toenail_forest.csv`` (VB, Gibbs and NUTS fitted to the full data: forest plot and
         summary of ``beta`` and ``sigma2_u``) and ``report.md``.
@@ -318,9 +320,10 @@ def run(
         Fit the splits on this Dask cluster instead (see
         :func:`~bayesvm.case_studies.runner.run_tasks`); the full-data fits run here.
     resume : bool
-        Keep the splits already in ``toenail.csv`` (from an interrupted run with the same
-        settings) and fit only the others; keep the full-data forest plot and summary too
-        if both were written.
+        Keep the splits already in ``toenail.csv`` (from an interrupted run) and fit only the
+        others; keep the full-data forest plot and summary too if both were written. Raises
+        :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting anything if
+        that run had other settings (``quick``, ``methods``, ``n_datasets``, ``seed``).
     methods : sequence of {"svm", "vb", "gibbs", "nuts"}
         Methods to compare on the splits (default: the paper's three).
     n_datasets : int, optional
@@ -353,9 +356,11 @@ def run(
         for split in range(protocol.n_splits)
     ]
     start = time.perf_counter()
+    settings = {"study": "toenail", "methods": methods, "quick": quick, "seed": seed}
     results = run_tasks(
         tasks,
         csv_path=out_dir / "toenail.csv",
+        settings=settings | asdict(protocol),
         workers=workers,
         scheduler=scheduler,
         resume=resume,

@@ -1,5 +1,7 @@
 """``bayesvm reproduce linlogit``: Drugowitsch (2019) examples 2.6 and 3.6."""
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +19,7 @@ from bayesvm.case_studies.linlogit import (
     run,
     run_example,
 )
+from bayesvm.case_studies.runner import ResumeMismatchError
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +104,37 @@ def test_examples_are_seeded_on_their_own_and_resume_keeps_them(quick_run, monke
     resumed = run(out_dir, quick=True, resume=True, progressbar=False)
     for name in TABLES:
         pd.testing.assert_frame_equal(resumed[name], tables[name], check_dtype=False)
+
+
+def test_resume_refuses_examples_run_with_other_settings(quick_run, monkeypatch):
+    out_dir, _ = quick_run
+    monkeypatch.setattr(linlogit, "run_example", pytest.fail)
+    before = {path: path.read_bytes() for path in out_dir.rglob("*.csv")}
+    with pytest.raises(ResumeMismatchError, match=r"methods: \['vb', 'gibbs', 'nuts', 'ml'\] "):
+        run(out_dir, quick=True, resume=True, methods=("vb", "ml"), progressbar=False)
+    with pytest.raises(ResumeMismatchError, match="quick: True before, False now"):
+        run(out_dir, resume=True, progressbar=False)
+    assert {path: path.read_bytes() for path in out_dir.rglob("*.csv")} == before
+
+
+def test_a_fresh_run_deletes_the_examples_of_an_earlier_one(quick_run, tmp_path, monkeypatch):
+    """Otherwise an interrupted fresh run would leave examples of the earlier settings for a
+    later resume to keep."""
+    out_dir, tables = quick_run
+    shutil.copytree(out_dir / "examples", tmp_path / "examples")
+
+    def first_example_only(example, **options):
+        if example != EXAMPLES[0]:
+            raise KeyboardInterrupt
+        return {name: table[table["example"] == example] for name, table in tables.items()}
+
+    monkeypatch.setattr(linlogit, "run_example", first_example_only)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, quick=True, methods=("vb", "ml"), progressbar=False)
+    finished = sorted(path.parent.name for path in tmp_path.rglob("scores.csv"))
+    assert finished == [EXAMPLES[0]]
+    with pytest.raises(ResumeMismatchError, match="methods"):
+        run(tmp_path, quick=True, resume=True, progressbar=False)
 
 
 def test_least_squares_intervals_match_scipys_regression():

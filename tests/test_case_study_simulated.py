@@ -1,7 +1,11 @@
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from bayesvm import cli
+from bayesvm.case_studies import simulated
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
 from bayesvm.case_studies.metrics import balanced_error_rate
 from bayesvm.case_studies.simulated import METHODS, OUTPUT_FILES, run, simulate_dataset
@@ -41,6 +45,20 @@ def test_workers_do_not_change_results(quick_run, tmp_path):
     expected = sequential.loc[sequential["replicate"] < 2, columns]
     pd.testing.assert_frame_equal(parallel[columns], expected)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "simulated.csv")[columns], expected)
+
+
+def test_cli_resume_refuses_other_methods(quick_run, tmp_path, monkeypatch, capsys):
+    out_dir, _ = quick_run
+    for name in OUTPUT_FILES:
+        shutil.copy(out_dir / name, tmp_path / name)
+    monkeypatch.setattr(simulated, "replicate_rows", pytest.fail)
+    argv = ["reproduce", "simulated", "--quick", "--resume", "--methods", "vb"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*argv, "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "methods: ['svm', 'vb', 'gibbs'] before, ['vb'] now" in capsys.readouterr().err
+    for name in OUTPUT_FILES:
+        assert (tmp_path / name).read_bytes() == (out_dir / name).read_bytes(), name
 
 
 def test_balanced_error_rate_by_hand():

@@ -121,6 +121,32 @@ def test_cli_resume_skips_finished_splits(quick_run, tmp_path, monkeypatch):
     assert "| Default SVM | 3,669 | 4,11" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.parametrize(
+    ("options", "difference"),
+    [
+        (["--quick", "--methods", "vb"], "methods: ['svm', 'vb', 'gibbs'] before, ['vb'] now"),
+        (["--quick", "--datasets", "2"], "n_splits: 3 before, 2 now"),
+        ([], "quick: True before, False now; n_splits: 3 before, 100 now"),
+    ],
+)
+def test_cli_resume_refuses_a_run_with_other_settings(
+    quick_run, tmp_path, monkeypatch, capsys, options, difference
+):
+    out_dir, _ = quick_run
+    for name in OUTPUT_FILES:
+        shutil.copy(out_dir / name, tmp_path / name)
+    monkeypatch.setattr(toenail, "split_rows", pytest.fail)
+    monkeypatch.setattr(toenail, "full_data_fits", pytest.fail)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["reproduce", "toenail", *options, "--resume", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"bayesvm reproduce: error: cannot resume {tmp_path / 'toenail.csv'}")
+    assert difference in error and error.count("\n") == 1
+    for name in OUTPUT_FILES:
+        assert (tmp_path / name).read_bytes() == (out_dir / name).read_bytes(), name
+
+
 def test_cli_passes_scheduler_and_resume_only_when_given(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(toenail, "run", lambda **kwargs: calls.append(kwargs))

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from bayesvm import cli
+from bayesvm.case_studies.runner import ResumeMismatchError
 
 matplotlib.use("Agg")
 
@@ -179,6 +180,20 @@ def test_reproduce_refuses_bad_output_folders_and_option_mixes(csv_path, tmp_pat
     both = ["--workers", "2", "--scheduler", "tcp://host:1", "--out", str(tmp_path / "x")]
     assert "either --workers" in one_line_error(capsys, ["reproduce", "toenail", *both])
     assert not (tmp_path / "x").exists()
+
+
+def test_reproduce_reports_a_refused_resume_in_one_line(monkeypatch, tmp_path, capsys):
+    def refuse(**kwargs):
+        raise ResumeMismatchError(tmp_path / "simulated.csv", {"methods": (["vb"], ["svm"])})
+
+    module = types.ModuleType("fake_case_study")
+    module.run, module.METHODS = refuse, ("vb", "svm")
+    monkeypatch.setitem(sys.modules, "fake_case_study", module)
+    monkeypatch.setitem(cli.CASE_STUDIES, "simulated", "fake_case_study")
+    argv = ["reproduce", "simulated", "--resume", "--methods", "svm", "--out", str(tmp_path)]
+    error = one_line_error(capsys, argv)
+    assert error.startswith("bayesvm reproduce: error: cannot resume ")
+    assert "methods: ['vb'] before, ['svm'] now" in error
 
 
 def test_warnings_are_printed_in_one_line_and_their_display_restored(monkeypatch, tmp_path, capsys):
