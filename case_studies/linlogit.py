@@ -49,6 +49,7 @@ from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 
 import bayesvm
 from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
+from bayesvm.case_studies.metrics import predicts_single_class
 from bayesvm.case_studies.reporting import markdown_table, run_description
 from bayesvm.case_studies.runner import (
     check_methods,
@@ -352,13 +353,16 @@ TRUE_MODEL = "true model"  # scores of the true P(y = 1 | x): the floor no metho
 
 
 def _record_logistic_scores(rec: _Recorder, label: str, probability: Callable, train, test):
-    """Training and test 0-1 loss, test log-loss of ``probability(inputs) = P(y = 1)``."""
+    """Training and test 0-1 loss, test log-loss of ``probability(inputs) = P(y = 1)``, and
+    whether the test labels predicted (``P(y = 1) > 1/2``) are all of one class (1) or not (0).
+    """
     (X, y), (X_test, y_test) = train, test
     p_test = np.clip(probability(X_test), 1e-15, 1 - 1e-15)
     scores = {
         "train_01": np.mean((probability(X) > 0.5) != (y > 0)),
         "test_01": np.mean((p_test > 0.5) != (y_test > 0)),
         "test_log_loss": -np.mean(np.where(y_test > 0, np.log(p_test), np.log1p(-p_test))),
+        "test_single_class": float(predicts_single_class(p_test > 0.5)),
     }
     for metric, value in scores.items():
         rec.add("scores", method=label, metric=metric, value=value)
@@ -801,6 +805,7 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
         if len(ours):
             table = ours.pivot_table(index="method", columns="metric", values="value", sort=False)
             sections += ["Ours:", markdown_table(table.reset_index())]
+            sections += _single_class_sentences(ours)
         paper = PAPER_SCORES[PAPER_SCORES["example"] == example]
         if len(paper):
             table = paper.pivot_table(index="method", columns="metric", values="value", sort=False)
@@ -817,6 +822,16 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
         sections += ["Seconds per fit:", markdown_table(seconds)]
         sections.append(f"![{example}]({FIGURE_FILES[example]})")
     return "\n\n".join(sections) + "\n"
+
+
+def _single_class_sentences(scores: pd.DataFrame) -> list[str]:
+    """A sentence for each method that predicted one class for every test point."""
+    flagged = scores[(scores["metric"] == "test_single_class") & (scores["value"] == 1)]
+    return [
+        f"{method} predicted a single class for every test point: its test 0-1 loss is the "
+        "share of the other class, that of a constant classifier."
+        for method in flagged["method"]
+    ]
 
 
 def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:

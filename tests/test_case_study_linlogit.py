@@ -106,6 +106,32 @@ def test_examples_are_seeded_on_their_own_and_resume_keeps_them(quick_run, monke
         pd.testing.assert_frame_equal(resumed[name], tables[name], check_dtype=False)
 
 
+def test_logistic_examples_record_whether_a_method_predicted_one_class(quick_run):
+    _, tables = quick_run
+    scores = tables["scores"]
+    flags = scores[scores["metric"] == "test_single_class"]
+    assert set(flags["example"]) == {"3.6.1", "3.6.2", "3.6.3"}
+    assert set(flags["value"]) <= {0.0, 1.0}
+    assert (flags.loc[flags["method"].str.startswith("VB"), "value"] == 0).all()
+
+
+def test_report_names_a_method_that_predicted_one_class(quick_run, tmp_path, monkeypatch):
+    out_dir, _ = quick_run
+    shutil.copytree(out_dir / "examples", tmp_path / "examples")
+    shutil.copy(out_dir / "examples.settings.json", tmp_path)
+    scores_path = tmp_path / "examples" / "3.6.1" / "scores.csv"
+    scores = pd.read_csv(scores_path)
+    constant = (scores["method"] == "ML") & (scores["metric"] == "test_single_class")
+    scores.loc[constant, "value"] = 1.0
+    scores.to_csv(scores_path, index=False)
+    monkeypatch.setattr(linlogit, "run_example", pytest.fail)
+    run(tmp_path, quick=True, resume=True, progressbar=False)
+    report = (tmp_path / "report.md").read_text()
+    section = report[report.index("## 3.6.1") : report.index("## 3.6.2")]
+    assert "ML predicted a single class for every test point" in section
+    assert report.count("predicted a single class") == 1
+
+
 def test_resume_refuses_examples_run_with_other_settings(quick_run, monkeypatch):
     out_dir, _ = quick_run
     monkeypatch.setattr(linlogit, "run_example", pytest.fail)

@@ -30,7 +30,7 @@ def test_quick_run_writes_every_output(quick_run):
     for name in OUTPUT_FILES:
         assert (out_dir / name).stat().st_size > 0, name
     on_disk = pd.read_csv(out_dir / "toenail.csv")
-    assert list(on_disk.columns) == ["split", "method", "ber", "seconds"]
+    assert list(on_disk.columns) == ["split", "method", "ber", "seconds", "single_class"]
     assert on_disk["split"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert on_disk["method"].tolist() == list(DEFAULT_METHODS) * 3
     assert on_disk["ber"].between(0, 1).all() and (on_disk["seconds"] > 0).all()
@@ -38,6 +38,9 @@ def test_quick_run_writes_every_output(quick_run):
     # The random intercept helps: VB and Gibbs beat an SVM on the fixed effects alone.
     mean_ber = results.groupby("method")["ber"].mean()
     assert mean_ber["vb"] < 0.3 and mean_ber["gibbs"] < 0.3 and mean_ber["svm"] > 0.4
+    # The default SVM, without the random intercept, classes every test visit negative.
+    single_class = results.groupby("method")["single_class"].sum()
+    assert single_class.to_dict() == {"svm": 3, "vb": 0, "gibbs": 0}
     forest = pd.read_csv(out_dir / "toenail_forest.csv")
     assert {"parameter", "method", "mean", "hdi_lower", "hdi_upper"} <= set(forest.columns)
     assert set(forest["method"]) == {"VB", "MCMC (Gibbs)", "NUTS"}
@@ -54,6 +57,13 @@ def test_quick_run_writes_every_output(quick_run):
     report = (out_dir / "report.md").read_text()
     assert "| Default SVM | 3,669 |" in report and "| VB | 172 |" in report
     assert "logical cores" in report and "`time`" in report
+    assert "| method | splits | mean | median | sd | single-class splits |" in report
+    assert "| Default SVM | 3 | 0.5 | 0.5 | 0 | 3 |" in report and "| VB | 3 |" in report
+    assert (
+        "Default SVM predicted a single class on 3 of 3 splits: its BER of 0.5 there is that "
+        "of a constant classifier." in report
+    )
+    assert "VB predicted" not in report and "MCMC (Gibbs) predicted" not in report
 
 
 def test_predictors_are_standardised_with_the_training_part_only():
