@@ -6,6 +6,7 @@
 """
 
 from bayesvm import (  # noqa: F401  (register the backends)
+    _arviz,  # noqa: F401  (import ArviZ without its banner, before anything else does)
     _blas,  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
     samplers,
     vb,

@@ -18,6 +18,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
+import sys
+import warnings
 from pathlib import Path
 
 import arviz as az
@@ -26,6 +29,7 @@ import pandas as pd
 import bayesvm
 from bayesvm.bench import run_bench
 from bayesvm.case_studies.reporting import markdown_table
+from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.models import LinearSVM, MixedSVM
@@ -60,19 +64,33 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        Exit status 0. Bad input exits with status 2 (``SystemExit``) and a one-line message.
+        Exit status 0. Bad input exits with status 2 (``SystemExit``) and a one-line message,
+        before any fitting. Warnings are printed in one line each, without source lines.
     """
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        args.command(args)
-    except CommandError as error:
-        parser.exit(2, f"bayesvm {args.command_name}: error: {error}\n")
+    with warnings.catch_warnings():  # restores the user's warnings.showwarning afterwards
+        warnings.showwarning = _show_warning
+        try:
+            args.command(args)
+        except CommandError as error:
+            parser.exit(2, f"bayesvm {args.command_name}: error: {error}\n")
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Reports a bad argument in one line, like :class:`CommandError`, without the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"bayesvm: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bayesvm",
         description="Bayesian support vector machines fitted by VB, Gibbs, EM/ECME and NUTS.",
     )
@@ -89,10 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--alpha", type=float, help="fixed penalty (linear model only)")
     fit.add_argument("--nu", type=float, help="fixed Polson-Scott scale (linear model only)")
     fit.add_argument("--method", default="vb", help="vb, gibbs, em, ecme or nuts (default: vb)")
-    fit.add_argument("--seed", type=int)
-    fit.add_argument("--draws", type=int, help="vb, gibbs, nuts")
-    fit.add_argument("--chains", type=int, help="gibbs, nuts")
-    fit.add_argument("--tune", type=int, help="gibbs, nuts")
+    fit.add_argument("--seed", type=_non_negative_int)
+    fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
+    fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
+    fit.add_argument("--tune", type=_non_negative_int, help="gibbs, nuts")
     fit.add_argument("--out", type=Path, required=True, help="netCDF file to write")
     fit.set_defaults(command=_fit, command_name="fit")
 
@@ -100,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("files", type=Path, nargs="+", help="netCDF files")
     compare.add_argument("--names", type=_names, help="comma-separated labels (default: stems)")
     compare.add_argument("--var-names", type=_names, help="comma-separated posterior variables")
-    compare.add_argument("--hdi-prob", type=float, default=0.94)
+    compare.add_argument("--hdi-prob", type=_probability, default=0.94)
     compare.add_argument("--plot", type=Path, help="write a forest plot to this image file")
     compare.set_defaults(command=_compare, command_name="compare")
 
@@ -110,8 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         "--sizes", type=_sizes, default=[(200, 10)], help="e.g. 200x10,500x50 (n x d)"
     )
     bench.add_argument("--methods", type=_names, default=["vb", "gibbs", "nuts"])
-    bench.add_argument("--repeats", type=int, help="fits per method and size (default 3)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
+    bench.add_argument("--seed", type=_non_negative_int, default=0)
     bench.add_argument(
         "--threads",
         type=_thread_counts,
@@ -123,13 +141,17 @@ def _parser() -> argparse.ArgumentParser:
     reproduce = commands.add_parser("reproduce", help="run a paper's experiment")
     reproduce.add_argument("name", choices=sorted(CASE_STUDIES))
     reproduce.add_argument("--quick", action="store_true", help="small version (smoke test)")
-    reproduce.add_argument("--workers", type=int, default=1, help="parallel local workers")
+    reproduce.add_argument(
+        "--workers", type=_positive_int, default=1, help="parallel local workers"
+    )
     reproduce.add_argument("--out", type=Path, help="output folder (default: results/NAME)")
     reproduce.add_argument(
         "--methods", type=_names, help="comma-separated subset of the study's methods"
     )
     reproduce.add_argument(
-        "--datasets", type=int, help="data sets (or splits) per cell instead of the paper's"
+        "--datasets",
+        type=_positive_int,
+        help="data sets (or splits) per cell instead of the paper's",
     )
     reproduce.add_argument(
         "--scheduler",
@@ -139,7 +161,8 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument(
         "--resume",
         action="store_true",
-        help="keep the tasks already in the output CSV (interrupted run) and run the others",
+        help="keep the tasks already in the output CSV (interrupted run) and run the others; "
+        "give the options of that run",
     )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
     return parser
@@ -162,7 +185,7 @@ def _fit(args) -> None:
         given = ", ".join(f"--{key}" for key in sorted(set(options) - takes))
         raise CommandError(f"method {args.method!r} takes no {given}")
     try:
-        data = pd.read_csv(args.data)
+        data = _read_rows(args.data)
         if args.model == "linear":
             model = LinearSVM.from_frame(data, args.target, args.features, **linear_options)
         else:
@@ -174,6 +197,7 @@ def _fit(args) -> None:
             f"method {args.method!r} cannot fit this model; methods that can: "
             f"{', '.join(bayesvm.methods(model))}"
         )
+    _prepare_output_file(args.out, "--out")
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)
     print(fit.summary().to_string())
@@ -190,10 +214,12 @@ def _compare(args) -> None:
         raise CommandError(f"got {len(names)} names for {len(args.files)} files")
     if len(set(names)) != len(names):
         raise CommandError(f"labels must be unique; got {names} (use --names)")
+    fits = {name: _read_fit(path) for name, path in zip(names, args.files, strict=True)}
+    if args.plot is not None:
+        _prepare_output_file(args.plot, "--plot")
     try:
-        fits = {name: az.from_netcdf(path) for name, path in zip(names, args.files, strict=True)}
         table = compare(fits, var_names=args.var_names, hdi_prob=args.hdi_prob)
-    except (OSError, ValueError) as error:
+    except ValueError as error:
         raise CommandError(error) from error
     print(table.to_string(float_format=lambda value: f"{value:.4g}"))
     if args.plot is not None:
@@ -223,6 +249,9 @@ def _reproduce(args) -> None:
     except ImportError as error:
         raise CommandError(f"case study {args.name!r} is not available: {error}") from error
     out_dir = args.out if args.out is not None else Path("results") / args.name
+    if args.scheduler is not None and args.workers != 1:
+        raise CommandError("give either --workers (local processes) or --scheduler (Dask)")
+    _check_output_folder(out_dir, f"--out {out_dir}")
     options = {
         "methods": args.methods,
         "n_datasets": args.datasets,
@@ -241,8 +270,56 @@ def _reproduce(args) -> None:
     if unknown:
         choices = ", ".join(case_study.METHODS)
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
-    case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
+    try:
+        case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
+    except ResumeMismatchError as error:
+        raise CommandError(error) from error
     print(f"wrote {out_dir}")
+
+
+def _read_rows(path: Path) -> pd.DataFrame:
+    """The rows of the CSV file ``path``; :class:`CommandError` if it has none."""
+    try:
+        data = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise CommandError(f"{path} is empty: expected a CSV file with a header row") from None
+    if data.empty:
+        raise CommandError(f"{path} has a header but no rows of data")
+    return data
+
+
+def _read_fit(path: Path) -> az.InferenceData:
+    """The fit saved by ``bayesvm fit`` in ``path``; :class:`CommandError` if it is not one."""
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file" if not path.exists() else f"{path} is a folder")
+    try:
+        idata = az.from_netcdf(path)
+    except (OSError, ValueError):
+        raise CommandError(f"{path} is not a netCDF file written by `bayesvm fit`") from None
+    if "posterior" not in idata.groups():
+        raise CommandError(f"{path} has no posterior: not a fit written by `bayesvm fit`")
+    return idata
+
+
+def _prepare_output_file(path: Path, option: str) -> None:
+    """Create the missing folders of the file ``path`` and check that it can be written."""
+    if path.is_dir():
+        raise CommandError(f"{option} {path} is a folder; give a file name in it")
+    _check_output_folder(path.parent, f"{option} {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise CommandError(f"{option} {path} is not writable")
+
+
+def _check_output_folder(path: Path, given: str) -> None:
+    """Check that the folder ``path`` exists, or can be created, and can be written;
+    ``given`` names the option in the error message.
+    """
+    existing = next(folder for folder in [path, *path.parents] if folder.exists())
+    if not existing.is_dir():
+        raise CommandError(f"{given}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise CommandError(f"{given}: cannot write in {existing}")
 
 
 def _names(text: str) -> list[str]:
@@ -253,20 +330,45 @@ def _names(text: str) -> list[str]:
 
 
 def _thread_counts(text: str) -> list[int]:
-    counts = []
-    for count in _names(text):
-        if not count.isdigit() or int(count) < 1:
-            raise argparse.ArgumentTypeError(f"threads must be integers >= 1; got {count!r}")
-        counts.append(int(count))
-    return counts
+    return [_positive_int(count) for count in _names(text)]
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:
     sizes = []
     for size in _names(text):
         try:
-            n_samples, n_features = (int(part) for part in size.lower().split("x"))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"size {size!r} is not NxD, e.g. 200x10") from None
+            n_samples, n_features = (_positive_int(part) for part in size.lower().split("x"))
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(
+                f"size {size!r} is not NxD with positive N and D, e.g. 200x10"
+            ) from None
         sizes.append((n_samples, n_features))
     return sizes
+
+
+def _positive_int(text: str) -> int:
+    return _integer(text, minimum=1, expected="a positive integer")
+
+
+def _non_negative_int(text: str) -> int:
+    return _integer(text, minimum=0, expected="an integer >= 0")
+
+
+def _integer(text: str, minimum: int, expected: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1; got {text!r}")
+    return value

@@ -25,7 +25,8 @@ Wald intervals). The paper's classical baseline for the logistic examples is Fis
 discriminant; maximum likelihood is the likelihood-only counterpart of the Bayesian models
 and is what we compare. Coefficient intervals are central 95 % intervals of each method's
 draws (VB: of draws from ``Q``). Results go to CSV tables as each example finishes (so
-``resume`` keeps them), then to Figures 1-6 and a markdown report.
+``resume`` keeps them, after checking that they were run with the same settings), then to
+Figures 1-6 and a markdown report.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -48,8 +49,14 @@ from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 
 import bayesvm
 from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
+from bayesvm.case_studies.metrics import predicts_single_class
 from bayesvm.case_studies.reporting import markdown_table, run_description
-from bayesvm.case_studies.runner import check_methods, task_seed
+from bayesvm.case_studies.runner import (
+    check_methods,
+    check_resume_settings,
+    task_seed,
+    write_settings,
+)
 from bayesvm.linalg import cholesky_lower, cholesky_solve
 from bayesvm.models import LinearRegression, LogisticRegression
 
@@ -346,13 +353,16 @@ TRUE_MODEL = "true model"  # scores of the true P(y = 1 | x): the floor no metho
 
 
 def _record_logistic_scores(rec: _Recorder, label: str, probability: Callable, train, test):
-    """Training and test 0-1 loss, test log-loss of ``probability(inputs) = P(y = 1)``."""
+    """Training and test 0-1 loss, test log-loss of ``probability(inputs) = P(y = 1)``, and
+    whether the test labels predicted (``P(y = 1) > 1/2``) are all of one class (1) or not (0).
+    """
     (X, y), (X_test, y_test) = train, test
     p_test = np.clip(probability(X_test), 1e-15, 1 - 1e-15)
     scores = {
         "train_01": np.mean((probability(X) > 0.5) != (y > 0)),
         "test_01": np.mean((p_test > 0.5) != (y_test > 0)),
         "test_log_loss": -np.mean(np.where(y_test > 0, np.log(p_test), np.log1p(-p_test))),
+        "test_single_class": float(predicts_single_class(p_test > 0.5)),
     }
     for metric, value in scores.items():
         rec.add("scores", method=label, metric=metric, value=value)
@@ -629,7 +639,8 @@ def run(
     ----------
     out_dir : path-like
         Created if needed. Receives ``examples/<example>/<table>.csv`` as each example
-        finishes, ``linlogit_<table>.csv`` (all examples), the figures of
+        finishes (and, first, ``examples.settings.json``: what they depend on, checked by
+        ``resume``), ``linlogit_<table>.csv`` (all examples), the figures of
         :func:`~bayesvm.case_studies.linlogit_figures.linlogit_figures` and ``report.md``.
     quick : bool
         Run :data:`QUICK_PROTOCOL` (smaller high-dimensional examples, short chains, NUTS only
@@ -638,6 +649,9 @@ def run(
         Local processes running examples in parallel.
     resume : bool
         Keep the examples already written under ``examples/`` and run only the others.
+        Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before running
+        anything if they were written with other settings (``quick``, ``methods``, ``seed``,
+        ``protocol``). Without it the examples of an earlier run are deleted first.
     methods : sequence of {"vb", "gibbs", "nuts", "ml"}
         Families of methods to run (model selection needs "vb").
     seed : int
@@ -660,8 +674,19 @@ def run(
         protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
     out_dir = Path(out_dir)
     example_dir = out_dir / "examples"
-    done = {example: _load_example(example_dir / example) for example in EXAMPLES}
-    done = {example: tables for example, tables in done.items() if resume and tables}
+    settings = {"study": "linlogit", "methods": methods, "quick": quick, "seed": seed}
+    settings |= asdict(protocol)
+    done = {}
+    if resume:
+        loaded = {example: _load_example(example_dir / example) for example in EXAMPLES}
+        done = {example: tables for example, tables in loaded.items() if tables}
+        if done:
+            check_resume_settings(example_dir, settings)
+    else:
+        for example in EXAMPLES:
+            _delete_example(example_dir / example)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_settings(example_dir, settings)
     start = time.perf_counter()
     todo = [example for example in EXAMPLES if example not in done]
     options = {"methods": methods, "protocol": protocol, "seed": seed}
@@ -703,6 +728,12 @@ def _save_example(tables: dict[str, pd.DataFrame], folder: Path) -> None:
         table.to_csv(folder / f"{name}.csv.part", index=False)
     for name in tables:  # complete files only: an interrupted save is not a finished example
         (folder / f"{name}.csv.part").replace(folder / f"{name}.csv")
+
+
+def _delete_example(folder: Path) -> None:
+    """Delete the tables of an example of an earlier run (so that none is resumed later)."""
+    for name in TABLES:
+        (folder / f"{name}.csv").unlink(missing_ok=True)
 
 
 def _load_example(folder: Path) -> dict[str, pd.DataFrame] | None:
@@ -774,6 +805,7 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
         if len(ours):
             table = ours.pivot_table(index="method", columns="metric", values="value", sort=False)
             sections += ["Ours:", markdown_table(table.reset_index())]
+            sections += _single_class_sentences(ours)
         paper = PAPER_SCORES[PAPER_SCORES["example"] == example]
         if len(paper):
             table = paper.pivot_table(index="method", columns="metric", values="value", sort=False)
@@ -790,6 +822,16 @@ def _report(tables, protocol: Protocol, *, quick: bool, seed: int, run_line: str
         sections += ["Seconds per fit:", markdown_table(seconds)]
         sections.append(f"![{example}]({FIGURE_FILES[example]})")
     return "\n\n".join(sections) + "\n"
+
+
+def _single_class_sentences(scores: pd.DataFrame) -> list[str]:
+    """A sentence for each method that predicted one class for every test point."""
+    flagged = scores[(scores["metric"] == "test_single_class") & (scores["value"] == 1)]
+    return [
+        f"{method} predicted a single class for every test point: its test 0-1 loss is the "
+        "share of the other class, that of a constant classifier."
+        for method in flagged["method"]
+    ]
 
 
 def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balanced_error_rate"]
+__all__ = ["balanced_error_rate", "predicts_single_class"]
 
 
 def balanced_error_rate(y_true, y_pred) -> float:
@@ -39,3 +39,19 @@ def balanced_error_rate(y_true, y_pred) -> float:
     classes, class_index = np.unique(y_true, return_inverse=True)
     errors_per_class = np.bincount(class_index, weights=y_pred != y_true)
     return float(np.mean(errors_per_class / np.bincount(class_index, minlength=classes.size)))
+
+
+def predicts_single_class(y_pred) -> bool:
+    """Whether every prediction is the same class: a constant classifier, whose BER is 0.5.
+
+    Parameters
+    ----------
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels, in any coding.
+
+    Examples
+    --------
+    >>> predicts_single_class([-1, -1, -1]), predicts_single_class([1, -1, -1])
+    (True, False)
+    """
+    return bool(np.unique(np.asarray(y_pred)).size == 1)

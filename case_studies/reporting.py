@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,8 @@ __all__ = [
     "default_svm_description",
     "paper_timing_table",
     "ber_boxplot",
+    "single_class_counts",
+    "single_class_note",
 ]
 
 #: Where Luts-Ormerod (2014) timed their experiments (section 4).
@@ -128,3 +130,47 @@ def ber_boxplot(ax, results: pd.DataFrame, labels: Mapping[str, str]) -> None:
         [results.loc[results["method"] == method, "ber"] for method in labels],
         tick_labels=list(labels.values()),
     )
+
+
+def single_class_counts(results: pd.DataFrame, by: Sequence[str]) -> pd.Series:
+    """Number of fits that predicted a single class on their test set, by the ``by`` columns.
+
+    Counts the true values of the ``single_class`` column (see
+    :func:`~bayesvm.case_studies.metrics.predicts_single_class`); NaN for groups none of whose
+    rows recorded it (rows of an older bayesvm, kept by ``resume``).
+    """
+    flags = _single_class_flags(results)
+    return flags.groupby([results[column] for column in by], sort=False).sum(min_count=1)
+
+
+def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
+    """A sentence for each method of ``labels`` that predicted a single class on some test
+    sets, e.g. "Default SVM predicted a single class on 3 of 3 splits: its BER of 0.5 there is
+    that of a constant classifier."; "" when none did.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Columns ``method`` and ``single_class``, one row per fit.
+    labels : mapping of str to str
+        Display name of each method.
+    unit : str
+        What a row's test set is, plural (``"splits"``, ``"data sets"``).
+    """
+    flags = _single_class_flags(results)
+    sentences = []
+    for method, label in labels.items():
+        recorded = flags[results["method"] == method].dropna()
+        if recorded.sum() > 0:
+            sentences.append(
+                f"{label} predicted a single class on {recorded.sum():.0f} of {recorded.size} "
+                f"{unit}: its BER of 0.5 there is that of a constant classifier."
+            )
+    return " ".join(sentences)
+
+
+def _single_class_flags(results: pd.DataFrame) -> pd.Series:
+    """1.0 where a fit predicted a single class, 0.0 where not, NaN where not recorded."""
+    if "single_class" not in results:
+        return pd.Series(np.nan, index=results.index)
+    return results["single_class"].astype(float)

@@ -7,14 +7,20 @@ a progress bar over tasks, appends each finished task's rows to a CSV (an interr
 keeps what finished, and ``resume=True`` picks up from there) and returns all rows as a data
 frame in task order. Every task carries its own seed (:func:`task_seed`), so results depend
 neither on where the tasks run nor on the order in which they finish.
+
+The settings the rows depend on (methods, protocol sizes, seed, ...) are written beside the
+results (:func:`write_settings`); ``resume`` refuses results written with other settings
+(:func:`check_resume_settings`), so that one CSV never mixes rows of two experiments.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import multiprocessing
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +37,21 @@ from rich.progress import (
 )
 from threadpoolctl import threadpool_limits
 
-__all__ = ["Task", "task_seed", "check_methods", "run_tasks"]
+import bayesvm
+
+__all__ = [
+    "Task",
+    "task_seed",
+    "check_methods",
+    "run_tasks",
+    "ResumeMismatchError",
+    "settings_path",
+    "write_settings",
+    "check_resume_settings",
+]
+
+_VERSION_KEY = "bayesvm_version"  # in a settings file
+_NOT_RECORDED = object()  # a setting that one of two runs compared does not have
 
 
 @dataclass(frozen=True)
@@ -72,10 +92,123 @@ def check_methods(methods, allowed: Sequence[str]) -> tuple[str, ...]:
     return methods
 
 
+class ResumeMismatchError(ValueError):
+    """``resume`` refused: the results to resume were written with other settings.
+
+    Attributes
+    ----------
+    results_path : pathlib.Path
+        The results (CSV file or folder) that were to be resumed.
+    differences : dict of str to tuple
+        Each differing setting: ``(value of the stored run, value asked for now)``.
+    """
+
+    def __init__(self, results_path, differences: Mapping[str, tuple]):
+        self.results_path = Path(results_path)
+        self.differences = dict(differences)
+        listed = "; ".join(
+            f"{name}: {_shown(stored)} before, {_shown(asked)} now"
+            for name, (stored, asked) in self.differences.items()
+        )
+        super().__init__(
+            f"cannot resume {self.results_path}: it was written with other settings ({listed}). "
+            "Run again without resuming to start afresh (this replaces its results), or "
+            "resume with the options of the run that wrote it."
+        )
+
+
+def settings_path(results_path) -> Path:
+    """Where the settings of ``results_path`` are kept: ``toenail.csv`` ->
+    ``toenail.settings.json``, a folder ``examples`` -> ``examples.settings.json`` beside it.
+    """
+    path = Path(results_path)
+    return path.with_name(f"{path.stem}.settings.json")
+
+
+def write_settings(results_path, settings: Mapping) -> None:
+    """Write ``settings`` and the bayesvm version as JSON beside ``results_path``.
+
+    Parameters
+    ----------
+    results_path : path-like
+        The CSV file (or folder) of results the settings describe.
+    settings : mapping
+        What the results depend on: study, methods, protocol sizes, seed, ...; values that
+        JSON can hold (tuples become lists; NumPy numbers and arrays are converted).
+    """
+    text = json.dumps(_stored_form(settings), indent=2) + "\n"
+    _replace_text(settings_path(results_path), text)
+
+
+def check_resume_settings(results_path, settings: Mapping) -> None:
+    """Check that ``results_path`` was written with ``settings`` before resuming it.
+
+    Parameters
+    ----------
+    results_path : path-like
+        The results about to be resumed.
+    settings : mapping
+        The settings of the run resuming them, as given to :func:`write_settings`.
+
+    Raises
+    ------
+    ResumeMismatchError
+        When any setting differs from the stored ones.
+
+    Warns
+    -----
+    UserWarning
+        When no settings are stored (results of an older bayesvm) and so none could be
+        checked, or when the stored results come from another bayesvm version.
+    """
+    path = settings_path(results_path)
+    if not path.exists():
+        warnings.warn(
+            f"resuming {results_path} without checking its settings: {path.name} is missing "
+            "(results of an older bayesvm); resume only with the options of the run that "
+            "wrote them",
+            stacklevel=2,
+        )
+        return
+    stored = json.loads(path.read_text())
+    asked = _stored_form(settings)
+    stored_version, asked_version = stored.pop(_VERSION_KEY, None), asked.pop(_VERSION_KEY)
+    differences = {
+        name: (stored.get(name, _NOT_RECORDED), asked.get(name, _NOT_RECORDED))
+        for name in dict.fromkeys([*asked, *stored])
+        if stored.get(name, _NOT_RECORDED) != asked.get(name, _NOT_RECORDED)
+    }
+    if differences:
+        raise ResumeMismatchError(results_path, differences)
+    if stored_version != asked_version:
+        warnings.warn(
+            f"resuming {results_path}, written by bayesvm {stored_version}, with bayesvm "
+            f"{asked_version}: its rows come from two versions",
+            stacklevel=2,
+        )
+
+
+def _stored_form(settings: Mapping) -> dict:
+    """``settings`` with the bayesvm version, as JSON gives them back."""
+    text = json.dumps({**settings, _VERSION_KEY: bayesvm.__version__}, default=_builtin)
+    return json.loads(text)
+
+
+def _builtin(value):
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"setting of type {type(value).__name__} cannot be stored as JSON")
+
+
+def _shown(value) -> str:
+    return "(not recorded)" if value is _NOT_RECORDED else repr(value)
+
+
 def run_tasks(
     tasks: Sequence[Task],
     *,
     csv_path=None,
+    settings: Mapping | None = None,
     workers: int = 1,
     scheduler=None,
     resume: bool = False,
@@ -92,6 +225,10 @@ def run_tasks(
         Rows are appended here as each task finishes, so an interrupted run (Ctrl-C, a
         crash) leaves the rows of every finished task; at the end the file is rewritten in
         task order, so it depends neither on ``workers`` nor on ``scheduler``.
+    settings : mapping, optional
+        What the rows depend on (see :func:`write_settings`), written beside ``csv_path``
+        before any task runs; ``resume`` then refuses a CSV written with other settings.
+        Without it any settings file of an older run there is removed.
     workers : int
         1 runs the tasks in this process; more runs them in that many local processes,
         forked from a ``forkserver`` that has imported the tasks' modules, each with
@@ -109,9 +246,10 @@ def run_tasks(
     resume : bool
         Keep the rows of the tasks already in ``csv_path`` (matched by their key columns)
         and run only the others; rows of keys not among ``tasks`` are dropped. The kept
-        rows are used as they are, so resume with the settings of the interrupted run. A
-        last line cut short by a crash is dropped together with the task of the line before
-        it, which is then run again. Without ``resume`` the CSV starts afresh.
+        rows are used as they are, so the settings must be those of the interrupted run:
+        :class:`ResumeMismatchError` otherwise (see :func:`check_resume_settings`). A last
+        line cut short by a crash is dropped together with the task of the line before it,
+        which is then run again. Without ``resume`` the CSV starts afresh.
     description : str
         Label of the progress bar.
     progressbar : bool
@@ -125,8 +263,16 @@ def run_tasks(
         raise ValueError("resume needs csv_path, the CSV of the interrupted run")
     rows_of_task: list[list[dict] | None] = [None] * len(tasks)
     if resume:
-        for index, rows in _finished_rows(tasks, csv_path).items():
+        finished = _finished_rows(tasks, csv_path)
+        if finished and settings is not None:
+            check_resume_settings(csv_path, settings)
+        for index, rows in finished.items():
             rows_of_task[index] = rows
+    if csv_path is not None:
+        if settings is not None:
+            write_settings(csv_path, settings)
+        else:
+            settings_path(csv_path).unlink(missing_ok=True)
     sink = _CsvSink(csv_path, [row for rows in rows_of_task if rows for row in rows])
     pending = [index for index, rows in enumerate(rows_of_task) if rows is None]
     with _task_progress(progressbar) as progress:
@@ -244,35 +390,56 @@ def _task_progress(enabled: bool) -> Progress:
     )
 
 
+def _replace_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` at once: a crash leaves the old file or the new one."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.write_text(text, newline="")
+    fresh.replace(path)
+
+
 class _CsvSink:
     """Appends rows to a CSV as they arrive; no-op without a path.
 
     The file starts with ``initial`` rows (those kept by ``resume``), or empty, and replaces
     any old file at once, so that a crash then loses none of the kept rows. The header comes
-    from the first rows; each task's rows go out in one write.
+    from the first rows; each task's rows go out in one write. Rows with columns the header
+    lacks (kept rows of an older version) rewrite the file with the header widened.
     """
 
     def __init__(self, path, initial: list[dict]):
         self.path = None if path is None else Path(path)
-        self.columns: list[str] | None = None
+        self.rows: list[dict] = []
+        self.columns: list[str] = []
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh = self.path.with_name(self.path.name + ".new")
-            fresh.write_text(self._csv_text(initial), newline="")
-            fresh.replace(self.path)
+            self._rewrite(initial)
 
     def write(self, rows: list[dict]) -> None:
-        if self.path is not None and rows:
+        if self.path is None or not rows:
+            return
+        if set(_columns(rows)) - set(self.columns):
+            self._rewrite(rows)
+        else:
+            self.rows += rows
             with self.path.open("a", newline="") as handle:
-                handle.write(self._csv_text(rows))
+                handle.write(self._csv_text(rows, header=False))
 
-    def _csv_text(self, rows: list[dict]) -> str:
+    def _rewrite(self, rows: list[dict]) -> None:
+        self.rows += rows
+        self.columns = _columns(self.rows)
+        _replace_text(self.path, self._csv_text(self.rows, header=True))
+
+    def _csv_text(self, rows: list[dict], header: bool) -> str:
         if not rows:
             return ""
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self.columns or list(rows[0]))
-        if self.columns is None:
-            self.columns = list(writer.fieldnames)
+        writer = csv.DictWriter(buffer, fieldnames=self.columns)
+        if header:
             writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue()
+
+
+def _columns(rows: list[dict]) -> list[str]:
+    """The keys of ``rows`` in order of first appearance."""
+    return list(dict.fromkeys(key for row in rows for key in row))

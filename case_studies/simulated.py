@@ -29,7 +29,7 @@ from scipy.special import expit
 
 import bayesvm
 from bayesvm.case_studies.default_svm import fit_default_svm
-from bayesvm.case_studies.metrics import balanced_error_rate
+from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
 from bayesvm.case_studies.reporting import (
     PAPER_MACHINE,
     ber_boxplot,
@@ -37,6 +37,8 @@ from bayesvm.case_studies.reporting import (
     markdown_table,
     paper_timing_table,
     run_description,
+    single_class_counts,
+    single_class_note,
 )
 from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
 from bayesvm.models import MixedSVM
@@ -61,7 +63,13 @@ METHOD_LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
 PAPER_CELL = (200, 10)
 PAPER_SECONDS = {"svm": 571.75, "vb": 1.68, "gibbs": 82.31}
 DEFAULT_SEED = 2014
-OUTPUT_FILES = ("simulated.csv", "simulated_ber.png", "timing.csv", "report.md")
+OUTPUT_FILES = (
+    "simulated.csv",
+    "simulated.settings.json",
+    "simulated_ber.png",
+    "timing.csv",
+    "report.md",
+)
 
 
 @dataclass(frozen=True)
@@ -131,8 +139,9 @@ def replicate_rows(
     -------
     list of dict
         One row per method: ``method``, ``ber`` (on the test set), ``seconds`` (wall time
-        of the fit; for the default SVM tuning included) and ``alpha`` (the default SVM's
-        tuned penalty; NaN for the Bayesian fits, which infer it).
+        of the fit; for the default SVM tuning included), ``alpha`` (the default SVM's
+        tuned penalty; NaN for the Bayesian fits, which infer it) and ``single_class``
+        (whether it predicted one class for every test point).
     """
     data_seed, svm_seed, vb_seed, gibbs_seed = task_seed(seed, n, d, replicate).spawn(4)
     D, y, D_test, y_test = simulate_dataset(n, d, protocol.n_test, np.random.default_rng(data_seed))
@@ -154,12 +163,14 @@ def replicate_rows(
             }[method]
             fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options)
             alpha = float("nan")
+        predicted = fitted.predict(D_test)
         rows.append(
             {
                 "method": method,
-                "ber": balanced_error_rate(y_test, fitted.predict(D_test)),
+                "ber": balanced_error_rate(y_test, predicted),
                 "seconds": fitted.runtime_s,
                 "alpha": alpha,
+                "single_class": predicts_single_class(predicted),
             }
         )
     return rows
@@ -182,7 +193,8 @@ def run(
     Parameters
     ----------
     out_dir : path-like
-        Created if needed. Receives ``simulated.csv`` (one row per data set and method),
+        Created if needed. Receives ``simulated.csv`` (one row per data set and method) and
+        ``simulated.settings.json`` (what its rows depend on, checked by ``resume``),
         ``simulated_ber.png`` (BER boxplots per cell, like Figure 1), ``timing.csv`` (seconds
         per fit by cell and method, with the paper's published times) and ``report.md``.
     quick : bool
@@ -193,8 +205,10 @@ def run(
         Fit the data sets on this Dask cluster instead (see
         :func:`~bayesvm.case_studies.runner.run_tasks`).
     resume : bool
-        Keep the data sets already in ``simulated.csv`` (from an interrupted run with the
-        same settings) and fit only the others.
+        Keep the data sets already in ``simulated.csv`` (from an interrupted run) and fit
+        only the others. Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError`
+        before fitting anything if that run had other settings (``quick``, ``methods``,
+        ``n_datasets``, ``seed``).
     methods : sequence of {"svm", "vb", "gibbs"}
         Methods to compare.
     n_datasets : int, optional
@@ -208,7 +222,8 @@ def run(
     Returns
     -------
     pandas.DataFrame
-        The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha``.
+        The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha,
+        single_class``.
     """
     methods = check_methods(methods, METHODS)
     protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
@@ -236,9 +251,11 @@ def run(
         for replicate in range(protocol.n_datasets)
     ]
     start = time.perf_counter()
+    settings = {"study": "simulated", "methods": methods, "quick": quick, "seed": seed}
     results = run_tasks(
         tasks,
         csv_path=out_dir / "simulated.csv",
+        settings=settings | asdict(protocol),
         workers=workers,
         scheduler=scheduler,
         resume=resume,
@@ -305,7 +322,9 @@ def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
     cells = set(zip(results["n"], results["d"], strict=True))
     ber = results.groupby(["n", "d", "method"], sort=False)["ber"].agg(["mean", "median"])
     ber_text = ber.apply(lambda row: f"{row['mean']:.3f} ({row['median']:.3f})", axis=1)
-    ber_table = ber_text.unstack("method")[list(labels)].rename(columns=labels).reset_index()
+    ber_table = ber_text.unstack("method")[list(labels)].rename(columns=labels)
+    single_class = single_class_counts(results, ["n", "d", "method"]).unstack("method")
+    ber_table["single-class fits"] = single_class.apply(_named_counts, axis=1, labels=labels)
     seconds = timing.set_index(["n", "d", "method"])["mean_seconds"].unstack("method")
     seconds_table = seconds[list(labels)].rename(columns=labels).reset_index()
     return (
@@ -315,7 +334,10 @@ def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
                 _protocol_text(protocol, quick=quick, seed=seed),
                 run_line,
                 "## Balanced error rate on the test sets: mean (median)",
-                markdown_table(ber_table),
+                "Single-class fits: data sets of the cell on which a method predicted one "
+                "class for every test point.",
+                markdown_table(ber_table.reset_index()),
+                *filter(None, [single_class_note(results, labels, "data sets")]),
                 "## Mean seconds per fit",
                 "Default SVM: tuning on both grids and the final fit. With several workers the "
                 "fits share the machine, so a fit can take longer than it would alone.",
@@ -329,6 +351,12 @@ def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
         )
         + "\n"
     )
+
+
+def _named_counts(counts: pd.Series, labels: dict[str, str]) -> str:
+    """``"Default SVM: 3, MCMC: 1"`` from counts by method, or ``"none"``."""
+    named = [f"{labels[method]}: {counts[method]:.0f}" for method in labels if counts[method] > 0]
+    return ", ".join(named) or "none"
 
 
 def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:

@@ -36,7 +36,7 @@ the entry point of ``bayesvm reproduce toenail``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,7 @@ from matplotlib.figure import Figure
 
 import bayesvm
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
-from bayesvm.case_studies.metrics import balanced_error_rate
+from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
 from bayesvm.case_studies.reporting import (
     PAPER_MACHINE,
     ber_boxplot,
@@ -53,6 +53,8 @@ from bayesvm.case_studies.reporting import (
     markdown_table,
     paper_timing_table,
     run_description,
+    single_class_counts,
+    single_class_note,
 )
 from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
 from bayesvm.compare import compare, plot_compare
@@ -96,6 +98,7 @@ FOREST_VAR_NAMES = ("beta", "sigma2_u")
 DEFAULT_SEED = 2014
 OUTPUT_FILES = (
     "toenail.csv",
+    "toenail.settings.json",
     "toenail_ber.png",
     "toenail_forest.png",
     "toenail_forest.csv",
@@ -190,8 +193,9 @@ def split_rows(*, split: int, seed: int, methods, protocol: Protocol) -> list[di
     Returns
     -------
     list of dict
-        One row per method: ``method``, ``ber`` (on the test part) and ``seconds`` (wall
-        time of the fit; for the default SVM tuning included, for NUTS its starting VB fit).
+        One row per method: ``method``, ``ber`` (on the test part), ``seconds`` (wall time
+        of the fit; for the default SVM tuning included, for NUTS its starting VB fit) and
+        ``single_class`` (whether it predicted one class for every test visit).
     """
     split_seed, *method_seeds = task_seed(seed, _SPLITS, split).spawn(1 + len(METHODS))
     rngs = dict(zip(METHODS, map(np.random.default_rng, method_seeds), strict=True))
@@ -222,6 +226,7 @@ def split_rows(*, split: int, seed: int, methods, protocol: Protocol) -> list[di
                 "method": method,
                 "ber": balanced_error_rate(outcomes[test], predicted),
                 "seconds": seconds,
+                "single_class": predicts_single_class(predicted),
             }
         )
     return rows
@@ -306,7 +311,8 @@ def run(
     Parameters
     ----------
     out_dir : path-like
-        Created if needed. Receives ``toenail.csv`` (one row per split and method),
+        Created if needed. Receives ``toenail.csv`` (one row per split and method) and
+        ``toenail.settings.json`` (what its rows depend on, checked by ``resume``),
         ``toenail_ber.png`` (BER boxplots, like Figure 2), ``toenail_forest.png`` and
         ``toenail_forest.csv`` (VB, Gibbs and NUTS fitted to the full data: forest plot and
         summary of ``beta`` and ``sigma2_u``) and ``report.md``.
@@ -318,9 +324,10 @@ def run(
         Fit the splits on this Dask cluster instead (see
         :func:`~bayesvm.case_studies.runner.run_tasks`); the full-data fits run here.
     resume : bool
-        Keep the splits already in ``toenail.csv`` (from an interrupted run with the same
-        settings) and fit only the others; keep the full-data forest plot and summary too
-        if both were written.
+        Keep the splits already in ``toenail.csv`` (from an interrupted run) and fit only the
+        others; keep the full-data forest plot and summary too if both were written. Raises
+        :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting anything if
+        that run had other settings (``quick``, ``methods``, ``n_datasets``, ``seed``).
     methods : sequence of {"svm", "vb", "gibbs", "nuts"}
         Methods to compare on the splits (default: the paper's three).
     n_datasets : int, optional
@@ -334,7 +341,7 @@ def run(
     Returns
     -------
     pandas.DataFrame
-        The rows of ``toenail.csv``: ``split, method, ber, seconds``.
+        The rows of ``toenail.csv``: ``split, method, ber, seconds, single_class``.
     """
     methods = check_methods(methods, METHODS)
     protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
@@ -353,9 +360,11 @@ def run(
         for split in range(protocol.n_splits)
     ]
     start = time.perf_counter()
+    settings = {"study": "toenail", "methods": methods, "quick": quick, "seed": seed}
     results = run_tasks(
         tasks,
         csv_path=out_dir / "toenail.csv",
+        settings=settings | asdict(protocol),
         workers=workers,
         scheduler=scheduler,
         resume=resume,
@@ -403,7 +412,9 @@ def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
     labels = _labels(results)
     by_method = results.groupby("method")
     ber = by_method["ber"].agg(splits="size", mean="mean", median="median", sd="std")
+    ber["single-class splits"] = single_class_counts(results, ["method"])
     ber_table = ber.reindex(list(labels)).rename(index=labels).rename_axis("method")
+    single_class = single_class_note(results, labels, "splits")
     timing = paper_timing_table(by_method["seconds"].mean(), PAPER_SECONDS, labels)
     forest_table = forest[["parameter", "method", "mean", "sd", "hdi_lower", "hdi_upper"]]
     return (
@@ -414,6 +425,7 @@ def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
                 run_line,
                 "## Balanced error rate on the test quarters",
                 markdown_table(ber_table.reset_index()),
+                *filter(None, [single_class]),
                 "## Mean seconds per split",
                 "Each method's fit on a training part (default SVM: tuning on both grids and "
                 "the final fit) against the paper's means, measured on an "

@@ -1,6 +1,7 @@
 """``bayesvm reproduce linlogit``: Drugowitsch (2019) examples 2.6 and 3.6."""
 
 import re
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from bayesvm.case_studies.linlogit import (
     run,
     run_example,
 )
+from bayesvm.case_studies.runner import ResumeMismatchError
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +107,63 @@ def test_examples_are_seeded_on_their_own_and_resume_keeps_them(quick_run, monke
     resumed = run(out_dir, quick=True, resume=True, progressbar=False)
     for name in TABLES:
         pd.testing.assert_frame_equal(resumed[name], tables[name], check_dtype=False)
+
+
+def test_logistic_examples_record_whether_a_method_predicted_one_class(quick_run):
+    _, tables = quick_run
+    scores = tables["scores"]
+    flags = scores[scores["metric"] == "test_single_class"]
+    assert set(flags["example"]) == {"3.6.1", "3.6.2", "3.6.3"}
+    assert set(flags["value"]) <= {0.0, 1.0}
+    assert (flags.loc[flags["method"].str.startswith("VB"), "value"] == 0).all()
+
+
+def test_report_names_a_method_that_predicted_one_class(quick_run, tmp_path, monkeypatch):
+    out_dir, _ = quick_run
+    shutil.copytree(out_dir / "examples", tmp_path / "examples")
+    shutil.copy(out_dir / "examples.settings.json", tmp_path)
+    scores_path = tmp_path / "examples" / "3.6.1" / "scores.csv"
+    scores = pd.read_csv(scores_path)
+    constant = (scores["method"] == "ML") & (scores["metric"] == "test_single_class")
+    scores.loc[constant, "value"] = 1.0
+    scores.to_csv(scores_path, index=False)
+    monkeypatch.setattr(linlogit, "run_example", pytest.fail)
+    run(tmp_path, quick=True, resume=True, progressbar=False)
+    report = (tmp_path / "report.md").read_text()
+    section = report[report.index("## 3.6.1") : report.index("## 3.6.2")]
+    assert "ML predicted a single class for every test point" in section
+    assert report.count("predicted a single class") == 1
+
+
+def test_resume_refuses_examples_run_with_other_settings(quick_run, monkeypatch):
+    out_dir, _ = quick_run
+    monkeypatch.setattr(linlogit, "run_example", pytest.fail)
+    before = {path: path.read_bytes() for path in out_dir.rglob("*.csv")}
+    with pytest.raises(ResumeMismatchError, match=r"methods: \['vb', 'gibbs', 'nuts', 'ml'\] "):
+        run(out_dir, quick=True, resume=True, methods=("vb", "ml"), progressbar=False)
+    with pytest.raises(ResumeMismatchError, match="quick: True before, False now"):
+        run(out_dir, resume=True, progressbar=False)
+    assert {path: path.read_bytes() for path in out_dir.rglob("*.csv")} == before
+
+
+def test_a_fresh_run_deletes_the_examples_of_an_earlier_one(quick_run, tmp_path, monkeypatch):
+    """Otherwise an interrupted fresh run would leave examples of the earlier settings for a
+    later resume to keep."""
+    out_dir, tables = quick_run
+    shutil.copytree(out_dir / "examples", tmp_path / "examples")
+
+    def first_example_only(example, **options):
+        if example != EXAMPLES[0]:
+            raise KeyboardInterrupt
+        return {name: table[table["example"] == example] for name, table in tables.items()}
+
+    monkeypatch.setattr(linlogit, "run_example", first_example_only)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, quick=True, methods=("vb", "ml"), progressbar=False)
+    finished = sorted(path.parent.name for path in tmp_path.rglob("scores.csv"))
+    assert finished == [EXAMPLES[0]]
+    with pytest.raises(ResumeMismatchError, match="methods"):
+        run(tmp_path, quick=True, resume=True, progressbar=False)
 
 
 def test_least_squares_intervals_match_scipys_regression():

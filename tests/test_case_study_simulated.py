@@ -1,9 +1,13 @@
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from bayesvm import cli
+from bayesvm.case_studies import simulated
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
-from bayesvm.case_studies.metrics import balanced_error_rate
+from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
 from bayesvm.case_studies.simulated import METHODS, OUTPUT_FILES, run, simulate_dataset
 
 
@@ -18,7 +22,16 @@ def test_quick_run_writes_every_output(quick_run):
     for name in OUTPUT_FILES:
         assert (out_dir / name).stat().st_size > 0, name
     on_disk = pd.read_csv(out_dir / "simulated.csv")
-    assert list(on_disk.columns) == ["n", "d", "replicate", "method", "ber", "seconds", "alpha"]
+    assert list(on_disk.columns) == [
+        "n",
+        "d",
+        "replicate",
+        "method",
+        "ber",
+        "seconds",
+        "alpha",
+        "single_class",
+    ]
     assert len(on_disk) == 3 * len(METHODS)
     assert set(on_disk["method"]) == set(METHODS)
     assert on_disk["ber"].between(0, 1).all()
@@ -26,11 +39,13 @@ def test_quick_run_writes_every_output(quick_run):
     assert on_disk["alpha"].notna().to_numpy().tolist() == [m == "svm" for m in on_disk["method"]]
     pd.testing.assert_frame_equal(on_disk, results, check_dtype=False)
     assert results.loc[results["method"] == "vb", "ber"].mean() < 0.5
+    assert not results.loc[results["method"] == "vb", "single_class"].any()
     timing = pd.read_csv(out_dir / "timing.csv")
     assert len(timing) == len(METHODS) and (timing["fits"] == 3).all()
     report = (out_dir / "report.md").read_text()
     assert "571.75" not in report  # paper numbers are rounded like ours
     assert "| Default SVM | 572 |" in report and "logical cores" in report
+    assert "| MCMC | single-class fits |" in report
 
 
 def test_workers_do_not_change_results(quick_run, tmp_path):
@@ -41,6 +56,53 @@ def test_workers_do_not_change_results(quick_run, tmp_path):
     expected = sequential.loc[sequential["replicate"] < 2, columns]
     pd.testing.assert_frame_equal(parallel[columns], expected)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "simulated.csv")[columns], expected)
+
+
+def constant_svm_rows(*, n, d, replicate, seed, methods, protocol):
+    """Hand-made rows: the SVM predicts one class on data sets 0 and 1, VB never."""
+    single = {"svm": replicate < 2, "vb": False}
+    return [
+        {
+            "method": method,
+            "ber": 0.5 if single[method] else 0.2,
+            "seconds": 1.0,
+            "alpha": np.nan,
+            "single_class": single[method],
+        }
+        for method in methods
+    ]
+
+
+def test_report_names_methods_that_predicted_a_single_class(tmp_path, monkeypatch):
+    monkeypatch.setattr(simulated, "replicate_rows", constant_svm_rows)
+    run(tmp_path, quick=True, methods=("svm", "vb"), progressbar=False)
+    report = (tmp_path / "report.md").read_text()
+    assert "| n | d | Default SVM | VB | single-class fits |" in report
+    assert "| 100 | 10 | 0.400 (0.500) | 0.200 (0.200) | Default SVM: 2 |" in report
+    assert (
+        "Default SVM predicted a single class on 2 of 3 data sets: its BER of 0.5 there is "
+        "that of a constant classifier." in report
+    )
+    assert "VB predicted" not in report
+
+
+def test_cli_resume_refuses_other_methods(quick_run, tmp_path, monkeypatch, capsys):
+    out_dir, _ = quick_run
+    for name in OUTPUT_FILES:
+        shutil.copy(out_dir / name, tmp_path / name)
+    monkeypatch.setattr(simulated, "replicate_rows", pytest.fail)
+    argv = ["reproduce", "simulated", "--quick", "--resume", "--methods", "vb"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*argv, "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "methods: ['svm', 'vb', 'gibbs'] before, ['vb'] now" in capsys.readouterr().err
+    for name in OUTPUT_FILES:
+        assert (tmp_path / name).read_bytes() == (out_dir / name).read_bytes(), name
+
+
+def test_predicts_single_class():
+    assert predicts_single_class([1, 1, 1]) and predicts_single_class(np.array(["no"]))
+    assert not predicts_single_class([1, -1, 1]) and not predicts_single_class([])
 
 
 def test_balanced_error_rate_by_hand():

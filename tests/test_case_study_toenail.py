@@ -30,7 +30,7 @@ def test_quick_run_writes_every_output(quick_run):
     for name in OUTPUT_FILES:
         assert (out_dir / name).stat().st_size > 0, name
     on_disk = pd.read_csv(out_dir / "toenail.csv")
-    assert list(on_disk.columns) == ["split", "method", "ber", "seconds"]
+    assert list(on_disk.columns) == ["split", "method", "ber", "seconds", "single_class"]
     assert on_disk["split"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert on_disk["method"].tolist() == list(DEFAULT_METHODS) * 3
     assert on_disk["ber"].between(0, 1).all() and (on_disk["seconds"] > 0).all()
@@ -38,6 +38,9 @@ def test_quick_run_writes_every_output(quick_run):
     # The random intercept helps: VB and Gibbs beat an SVM on the fixed effects alone.
     mean_ber = results.groupby("method")["ber"].mean()
     assert mean_ber["vb"] < 0.3 and mean_ber["gibbs"] < 0.3 and mean_ber["svm"] > 0.4
+    # The default SVM, without the random intercept, classes every test visit negative.
+    single_class = results.groupby("method")["single_class"].sum()
+    assert single_class.to_dict() == {"svm": 3, "vb": 0, "gibbs": 0}
     forest = pd.read_csv(out_dir / "toenail_forest.csv")
     assert {"parameter", "method", "mean", "hdi_lower", "hdi_upper"} <= set(forest.columns)
     assert set(forest["method"]) == {"VB", "MCMC (Gibbs)", "NUTS"}
@@ -54,6 +57,13 @@ def test_quick_run_writes_every_output(quick_run):
     report = (out_dir / "report.md").read_text()
     assert "| Default SVM | 3,669 |" in report and "| VB | 172 |" in report
     assert "logical cores" in report and "`time`" in report
+    assert "| method | splits | mean | median | sd | single-class splits |" in report
+    assert "| Default SVM | 3 | 0.5 | 0.5 | 0 | 3 |" in report and "| VB | 3 |" in report
+    assert (
+        "Default SVM predicted a single class on 3 of 3 splits: its BER of 0.5 there is that "
+        "of a constant classifier." in report
+    )
+    assert "VB predicted" not in report and "MCMC (Gibbs) predicted" not in report
 
 
 def test_predictors_are_standardised_with_the_training_part_only():
@@ -119,6 +129,32 @@ def test_cli_resume_skips_finished_splits(quick_run, tmp_path, monkeypatch):
     assert (on_disk.loc[on_disk["split"] == 0, "seconds"] == 12345.0).all()
     # The fake 12345 s of split 0 weigh in the mean seconds per split.
     assert "| Default SVM | 3,669 | 4,11" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("options", "difference"),
+    [
+        (["--quick", "--methods", "vb"], "methods: ['svm', 'vb', 'gibbs'] before, ['vb'] now"),
+        (["--quick", "--datasets", "2"], "n_splits: 3 before, 2 now"),
+        ([], "quick: True before, False now; n_splits: 3 before, 100 now"),
+    ],
+)
+def test_cli_resume_refuses_a_run_with_other_settings(
+    quick_run, tmp_path, monkeypatch, capsys, options, difference
+):
+    out_dir, _ = quick_run
+    for name in OUTPUT_FILES:
+        shutil.copy(out_dir / name, tmp_path / name)
+    monkeypatch.setattr(toenail, "split_rows", pytest.fail)
+    monkeypatch.setattr(toenail, "full_data_fits", pytest.fail)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["reproduce", "toenail", *options, "--resume", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"bayesvm reproduce: error: cannot resume {tmp_path / 'toenail.csv'}")
+    assert difference in error and error.count("\n") == 1
+    for name in OUTPUT_FILES:
+        assert (tmp_path / name).read_bytes() == (out_dir / name).read_bytes(), name
 
 
 def test_cli_passes_scheduler_and_resume_only_when_given(monkeypatch, tmp_path):

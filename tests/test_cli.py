@@ -1,12 +1,17 @@
+import os
+import subprocess
 import sys
 import types
+import warnings
 
+import arviz as az
 import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 
 from bayesvm import cli
+from bayesvm.case_studies.runner import ResumeMismatchError
 
 matplotlib.use("Agg")
 
@@ -109,3 +114,151 @@ def test_reproduce_rejects_options_and_methods_the_study_does_not_take(capsys, t
             cli.main(["reproduce", "linlogit", "--quick", "--out", str(tmp_path), *extra])
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err
+
+
+def one_line_error(capsys, argv) -> str:
+    """Run the command line, check that it exits with status 2 and one line on stderr, and
+    return that line."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    return captured.err
+
+
+def test_fit_creates_the_missing_folders_of_its_output(csv_path, tmp_path):
+    out = tmp_path / "new" / "deeper" / "fit.nc"
+    assert cli.main(["fit", str(csv_path), "--target", "label", "--out", str(out)]) == 0
+    assert az.from_netcdf(out).posterior.sizes["draw"] > 0
+
+
+@pytest.mark.parametrize("where", ["folder", "below a file", "not writable"])
+def test_fit_refuses_an_output_it_cannot_write_before_fitting(
+    csv_path, tmp_path, capsys, monkeypatch, where
+):
+    monkeypatch.setattr(cli.bayesvm, "fit", pytest.fail)
+    out, message = {
+        "folder": (tmp_path, "is a folder; give a file name in it"),
+        "below a file": (csv_path / "sub" / "fit.nc", f"{csv_path} is a file, not a folder"),
+        "not writable": (tmp_path / "fit.nc", f"cannot write in {tmp_path}"),
+    }[where]
+    if where == "not writable":  # (root may write anywhere, so the check is stood in for)
+        monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+    error = one_line_error(capsys, ["fit", str(csv_path), "--target", "label", "--out", str(out)])
+    assert error.startswith("bayesvm fit: error: --out ") and message in error
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "d.csv", "--target", "y", "--draws", "0"], "--draws: expected a positive integer"),
+        (["fit", "d.csv", "--target", "y", "--draws", "-1"], "--draws: expected a positive"),
+        (["fit", "d.csv", "--target", "y", "--chains", "0"], "--chains: expected a positive"),
+        (["fit", "d.csv", "--target", "y", "--tune", "-1"], "--tune: expected an integer >= 0"),
+        (["fit", "d.csv", "--target", "y", "--seed", "-1"], "--seed: expected an integer >= 0"),
+        (["fit", "d.csv", "--target", "y", "--draws", "x"], "--draws: expected a positive"),
+        (["reproduce", "toenail", "--workers", "0"], "--workers: expected a positive integer"),
+        (["reproduce", "simulated", "--datasets", "0"], "--datasets: expected a positive"),
+        (["bench", "--repeats", "0"], "--repeats: expected a positive integer"),
+        (["bench", "--sizes", "0x3"], "size '0x3' is not NxD with positive N and D"),
+        (["compare", "a.nc", "--hdi-prob", "1.5"], "--hdi-prob: expected a probability"),
+        (["compare", "a.nc", "--hdi-prob", "0"], "--hdi-prob: expected a probability"),
+    ],
+)
+def test_bad_numbers_are_refused_in_one_line_before_any_work(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    extra = ["--out", str(out)] if argv[0] in ("fit", "reproduce") else []
+    error = one_line_error(capsys, [*argv, *extra])
+    assert error.startswith(f"bayesvm {argv[0]}: error: argument ") and message in error
+    assert not out.exists()
+
+
+def test_reproduce_refuses_bad_output_folders_and_option_mixes(csv_path, tmp_path, capsys):
+    out = ["--out", str(csv_path / "results")]
+    assert "is a file, not a folder" in one_line_error(capsys, ["reproduce", "toenail", *out])
+    both = ["--workers", "2", "--scheduler", "tcp://host:1", "--out", str(tmp_path / "x")]
+    assert "either --workers" in one_line_error(capsys, ["reproduce", "toenail", *both])
+    assert not (tmp_path / "x").exists()
+
+
+def test_reproduce_reports_a_refused_resume_in_one_line(monkeypatch, tmp_path, capsys):
+    def refuse(**kwargs):
+        raise ResumeMismatchError(tmp_path / "simulated.csv", {"methods": (["vb"], ["svm"])})
+
+    module = types.ModuleType("fake_case_study")
+    module.run, module.METHODS = refuse, ("vb", "svm")
+    monkeypatch.setitem(sys.modules, "fake_case_study", module)
+    monkeypatch.setitem(cli.CASE_STUDIES, "simulated", "fake_case_study")
+    argv = ["reproduce", "simulated", "--resume", "--methods", "svm", "--out", str(tmp_path)]
+    error = one_line_error(capsys, argv)
+    assert error.startswith("bayesvm reproduce: error: cannot resume ")
+    assert "methods: ['vb'] before, ['svm'] now" in error
+
+
+def test_warnings_are_printed_in_one_line_and_their_display_restored(monkeypatch, tmp_path, capsys):
+    module = types.ModuleType("fake_case_study")
+    module.run = lambda **kwargs: warnings.warn("settings not checked", stacklevel=1)
+    monkeypatch.setitem(sys.modules, "fake_case_study", module)
+    monkeypatch.setitem(cli.CASE_STUDIES, "simulated", "fake_case_study")
+    show_warning = warnings.showwarning
+    assert cli.main(["reproduce", "simulated", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == "bayesvm: warning: settings not checked\n"
+    assert warnings.showwarning is show_warning
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "is empty: expected a CSV file with a header row"),
+        ("a,b,y\n", "has a header but no rows"),
+    ],
+)
+def test_fit_names_a_csv_without_rows(tmp_path, capsys, content, message):
+    data = tmp_path / "data.csv"
+    data.write_text(content)
+    error = one_line_error(capsys, ["fit", str(data), "--target", "y", "--out", "x.nc"])
+    assert f"{data} {message}" in error
+
+
+def test_fit_names_a_target_of_one_class(csv_path, tmp_path, capsys):
+    data = tmp_path / "one.csv"
+    pd.read_csv(csv_path).assign(label="yes").to_csv(data, index=False)
+    error = one_line_error(capsys, ["fit", str(data), "--target", "label", "--out", "x.nc"])
+    assert "single class ('yes')" in error
+
+
+def test_compare_names_a_file_that_is_not_a_fit(fitted, tmp_path, capsys):
+    text, no_posterior = tmp_path / "text.nc", tmp_path / "data.nc"
+    text.write_text("not netCDF")
+    az.from_dict(observed_data={"y": np.arange(3.0)}).to_netcdf(no_posterior)
+    for path, message in [
+        (text, f"{text} is not a netCDF file written by `bayesvm fit`"),
+        (tmp_path / "none.nc", f"{tmp_path / 'none.nc'}: no such file"),
+        (no_posterior, f"{no_posterior} has no posterior: not a fit written by `bayesvm fit`"),
+    ]:
+        error = one_line_error(capsys, ["compare", str(fitted[0]), str(path)])
+        assert error == f"bayesvm compare: error: {message}\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ArviZ's cache folder is set by XDG there")
+def test_import_and_help_print_no_arviz_banner(tmp_path):
+    """ArviZ warns on its first import of the day (it keeps the date in its cache folder):
+    importing arviz alone prints the banner, importing bayesvm does not, and leaves no
+    filter behind."""
+
+    def run(code: str, cache: str) -> str:
+        environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)}
+        command = [sys.executable, "-W", "default", "-c", code]
+        result = subprocess.run(command, capture_output=True, text=True, env=environment)
+        return result.stderr
+
+    assert "ArviZ is undergoing a major refactor" in run("import arviz", "first")
+    stderr = run(
+        "import warnings\n"
+        "import bayesvm.cli\n"
+        "assert not any(f[1] and 'ArviZ' in f[1].pattern for f in warnings.filters)\n"
+        "bayesvm.cli.main(['--help'])\n",
+        "second",
+    )
+    assert stderr == ""

@@ -1,10 +1,19 @@
+import json
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
+import bayesvm
+from bayesvm.case_studies.runner import (
+    ResumeMismatchError,
+    Task,
+    check_methods,
+    run_tasks,
+    settings_path,
+    task_seed,
+)
 
 CALLS: list[int] = []
 
@@ -116,6 +125,98 @@ def test_missing_dask_gives_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"bayesvm\[distributed\]"):
         run_tasks(make_tasks(1), scheduler="tcp://127.0.0.1:1", progressbar=False)
+
+
+SETTINGS = {"study": "draws", "methods": ("a", "b"), "quick": True, "sizes": (3, 4)}
+
+
+def interrupted_run(path, settings=SETTINGS):
+    """The CSV of a run of 6 tasks stopped after its first 4, with ``settings``."""
+    with pytest.raises(Interrupted):
+        run_tasks(make_tasks(6, fail_from=4), csv_path=path, settings=settings, progressbar=False)
+
+
+def test_settings_are_written_beside_the_csv_with_the_version(tmp_path):
+    path = tmp_path / "rows.csv"
+    interrupted_run(path)
+    assert settings_path(path) == tmp_path / "rows.settings.json"
+    stored = json.loads(settings_path(path).read_text())
+    assert stored == {
+        "study": "draws",
+        "methods": ["a", "b"],
+        "quick": True,
+        "sizes": [3, 4],
+        "bayesvm_version": bayesvm.__version__,
+    }
+    assert settings_path(tmp_path / "examples") == tmp_path / "examples.settings.json"
+    # A run without settings leaves no stale settings file behind.
+    run_tasks(make_tasks(1), csv_path=path, progressbar=False)
+    assert not settings_path(path).exists()
+
+
+def test_resume_with_the_same_settings_completes_the_run(uninterrupted, tmp_path):
+    path = tmp_path / "rows.csv"
+    interrupted_run(path)
+    CALLS.clear()
+    resumed = run_tasks(
+        make_tasks(6), csv_path=path, settings=dict(SETTINGS), resume=True, progressbar=False
+    )
+    assert CALLS == [4, 5]
+    pd.testing.assert_frame_equal(resumed, uninterrupted)
+
+
+def test_resume_refuses_other_settings_and_leaves_the_csv_alone(tmp_path):
+    path = tmp_path / "rows.csv"
+    interrupted_run(path)
+    before = path.read_text()
+    CALLS.clear()
+    other = {**SETTINGS, "methods": ("a",), "quick": False, "seed": 3}
+    with pytest.raises(ResumeMismatchError) as error:
+        run_tasks(make_tasks(6), csv_path=path, settings=other, resume=True, progressbar=False)
+    assert isinstance(error.value, ValueError)
+    assert list(error.value.differences) == ["methods", "quick", "seed"]
+    assert error.value.differences["methods"] == (["a", "b"], ["a"])
+    message = str(error.value)
+    assert "methods: ['a', 'b'] before, ['a'] now; quick: True before, False now" in message
+    assert "seed: (not recorded) before, 3 now" in message
+    assert "without resuming" in message and "\n" not in message
+    assert CALLS == []
+    assert path.read_text() == before
+    assert json.loads(settings_path(path).read_text())["quick"] is True
+
+
+def test_resume_of_a_csv_without_settings_warns_and_goes_on(uninterrupted, tmp_path):
+    path = tmp_path / "rows.csv"
+    interrupted_run(path)
+    settings_path(path).unlink()
+    with pytest.warns(UserWarning, match="without checking its settings"):
+        resumed = run_tasks(
+            make_tasks(6), csv_path=path, settings=SETTINGS, resume=True, progressbar=False
+        )
+    pd.testing.assert_frame_equal(resumed, uninterrupted)
+    assert settings_path(path).exists()  # checked next time
+
+
+def test_resume_across_bayesvm_versions_warns(tmp_path, monkeypatch):
+    path = tmp_path / "rows.csv"
+    interrupted_run(path)
+    monkeypatch.setattr(bayesvm, "__version__", "99.0")
+    with pytest.warns(UserWarning, match=r"with bayesvm 99\.0: its rows come from two versions"):
+        run_tasks(make_tasks(6), csv_path=path, settings=SETTINGS, resume=True, progressbar=False)
+
+
+def test_rows_with_new_columns_widen_a_resumed_csv(uninterrupted, tmp_path):
+    """Rows kept from an older version that lacked a column: the CSV gains the column as
+    soon as a new row has it, blank for the old rows."""
+    path = tmp_path / "rows.csv"
+    uninterrupted.iloc[:4].drop(columns="value").to_csv(path, index=False)  # tasks 0 and 1
+    with pytest.raises(Interrupted):
+        run_tasks(make_tasks(4, fail_from=3), csv_path=path, resume=True, progressbar=False)
+    on_disk = pd.read_csv(path)
+    assert list(on_disk.columns) == ["replicate", "label", "method", "value"]
+    assert on_disk["replicate"].tolist() == [0, 0, 1, 1, 2, 2]
+    assert on_disk["value"].isna().tolist() == [True] * 4 + [False] * 2
+    np.testing.assert_array_equal(on_disk["value"].iloc[4:], uninterrupted["value"].iloc[4:6])
 
 
 def test_check_methods():
