@@ -22,6 +22,7 @@ __all__ = [
     "ber_boxplot",
     "single_class_counts",
     "single_class_note",
+    "unconverged_note",
 ]
 
 #: Where Luts-Ormerod (2014) timed their experiments (section 4).
@@ -139,7 +140,7 @@ def single_class_counts(results: pd.DataFrame, by: Sequence[str]) -> pd.Series:
     :func:`~bayesvm.case_studies.metrics.predicts_single_class`); NaN for groups none of whose
     rows recorded it (rows of an older bayesvm, kept by ``resume``).
     """
-    flags = _single_class_flags(results)
+    flags = _flags(results, "single_class")
     return flags.groupby([results[column] for column in by], sort=False).sum(min_count=1)
 
 
@@ -157,7 +158,7 @@ def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: st
     unit : str
         What a row's test set is, plural (``"splits"``, ``"data sets"``).
     """
-    flags = _single_class_flags(results)
+    flags = _flags(results, "single_class")
     sentences = []
     for method, label in labels.items():
         recorded = flags[results["method"] == method].dropna()
@@ -169,8 +170,29 @@ def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: st
     return " ".join(sentences)
 
 
-def _single_class_flags(results: pd.DataFrame) -> pd.Series:
-    """1.0 where a fit predicted a single class, 0.0 where not, NaN where not recorded."""
-    if "single_class" not in results:
+def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
+    """A sentence for each method of ``labels`` whose fits failed their convergence checks on
+    some test sets (``converged`` False in ``results``; :attr:`bayesvm.Fit.problems`), e.g.
+    "MCMC (Gibbs) did not pass its convergence checks on 4 of 100 splits (...)."; "" when
+    every fit passed.
+    """
+    flags = 1.0 - _flags(results, "converged")
+    sentences = []
+    for method, label in labels.items():
+        recorded = flags[results["method"] == method].dropna()
+        if recorded.sum() > 0:
+            sentences.append(
+                f"{label} did not pass its convergence checks on {recorded.sum():.0f} of "
+                f"{recorded.size} {unit} (R-hat, effective sample size or divergences; the "
+                "`problems` column of the CSV says which): treat its numbers there with care."
+            )
+    return " ".join(sentences)
+
+
+def _flags(results: pd.DataFrame, column: str) -> pd.Series:
+    """``column`` as 1.0 / 0.0, NaN where not recorded (rows of an older bayesvm, or a
+    method without such a flag).
+    """
+    if column not in results:
         return pd.Series(np.nan, index=results.index)
-    return results["single_class"].astype(float)
+    return results[column].map({True: 1.0, False: 0.0, "True": 1.0, "False": 0.0})

@@ -20,8 +20,9 @@ import io
 import json
 import multiprocessing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +49,16 @@ __all__ = [
     "settings_path",
     "write_settings",
     "check_resume_settings",
+    "trust_notes",
+    "TRUST_WARNINGS",
 ]
+
+#: The warnings that say a fit should not be trusted (or how its predictions were made).
+TRUST_WARNINGS = (
+    bayesvm.ConvergenceWarning,
+    bayesvm.IdentifiabilityWarning,
+    bayesvm.UnseenGroupWarning,
+)
 
 _VERSION_KEY = "bayesvm_version"  # in a settings file
 _NOT_RECORDED = object()  # a setting that one of two runs compared does not have
@@ -202,6 +212,27 @@ def _builtin(value):
 
 def _shown(value) -> str:
     return "(not recorded)" if value is _NOT_RECORDED else repr(value)
+
+
+@contextmanager
+def trust_notes() -> Iterator[list[str]]:
+    """Collect the :data:`TRUST_WARNINGS` of a task's fits into a list instead of printing them.
+
+    A case study fits hundreds of data sets, in several processes: each fit's warnings belong
+    in its result row (a ``warnings`` column beside ``converged``) and in the report's count,
+    not in a stream of the same lines across the progress bar. Other warnings pass through.
+    """
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield notes
+    for warning in caught:
+        if issubclass(warning.category, TRUST_WARNINGS):
+            notes.append(f"{warning.category.__name__}: {warning.message}")
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
 
 
 def run_tasks(

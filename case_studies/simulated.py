@@ -39,8 +39,9 @@ from bayesvm.case_studies.reporting import (
     run_description,
     single_class_counts,
     single_class_note,
+    unconverged_note,
 )
-from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
+from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed, trust_notes
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -140,29 +141,32 @@ def replicate_rows(
     list of dict
         One row per method: ``method``, ``ber`` (on the test set), ``seconds`` (wall time
         of the fit; for the default SVM tuning included), ``alpha`` (the default SVM's
-        tuned penalty; NaN for the Bayesian fits, which infer it) and ``single_class``
-        (whether it predicted one class for every test point).
+        tuned penalty; NaN for the Bayesian fits, which infer it), ``single_class``
+        (whether it predicted one class for every test point), ``converged`` (the Bayesian
+        fit passed its checks, :attr:`bayesvm.Fit.converged`; None for the default SVM) and
+        ``warnings`` (what :func:`~bayesvm.case_studies.runner.trust_notes` collected).
     """
     data_seed, svm_seed, vb_seed, gibbs_seed = task_seed(seed, n, d, replicate).spawn(4)
     D, y, D_test, y_test = simulate_dataset(n, d, protocol.n_test, np.random.default_rng(data_seed))
     rows = []
     for method in methods:
-        if method == "svm":
-            fitted = fit_default_svm(D, y, n_holdouts=protocol.n_holdouts, seed=svm_seed)
-            alpha = fitted.alpha
-        else:
-            options = {
-                "vb": {"seed": vb_seed},
-                "gibbs": {
-                    "draws": protocol.gibbs_draws,
-                    "tune": protocol.gibbs_tune,
-                    "chains": 1,
-                    "seed": gibbs_seed,
-                    "progressbar": False,
-                },
-            }[method]
-            fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options)
-            alpha = float("nan")
+        with trust_notes() as notes:  # recorded in the row, not printed per data set
+            if method == "svm":
+                fitted = fit_default_svm(D, y, n_holdouts=protocol.n_holdouts, seed=svm_seed)
+                alpha = fitted.alpha
+            else:
+                options = {
+                    "vb": {"seed": vb_seed},
+                    "gibbs": {
+                        "draws": protocol.gibbs_draws,
+                        "tune": protocol.gibbs_tune,
+                        "chains": 1,
+                        "seed": gibbs_seed,
+                        "progressbar": False,
+                    },
+                }[method]
+                fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options)
+                alpha = float("nan")
         predicted = fitted.predict(D_test)
         rows.append(
             {
@@ -171,6 +175,8 @@ def replicate_rows(
                 "seconds": fitted.runtime_s,
                 "alpha": alpha,
                 "single_class": predicts_single_class(predicted),
+                "converged": getattr(fitted, "converged", None),
+                "warnings": " | ".join(notes),
             }
         )
     return rows
@@ -223,7 +229,7 @@ def run(
     -------
     pandas.DataFrame
         The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha,
-        single_class``.
+        single_class, converged, warnings``.
     """
     methods = check_methods(methods, METHODS)
     protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
@@ -337,7 +343,13 @@ def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
                 "Single-class fits: data sets of the cell on which a method predicted one "
                 "class for every test point.",
                 markdown_table(ber_table.reset_index()),
-                *filter(None, [single_class_note(results, labels, "data sets")]),
+                *filter(
+                    None,
+                    [
+                        single_class_note(results, labels, "data sets"),
+                        unconverged_note(results, labels, "data sets"),
+                    ],
+                ),
                 "## Mean seconds per fit",
                 "Default SVM: tuning on both grids and the final fit. With several workers the "
                 "fits share the machine, so a fit can take longer than it would alone.",

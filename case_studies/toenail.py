@@ -55,8 +55,9 @@ from bayesvm.case_studies.reporting import (
     run_description,
     single_class_counts,
     single_class_note,
+    unconverged_note,
 )
-from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed
+from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed, trust_notes
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import load_toenail
 from bayesvm.models import MixedSVM
@@ -194,8 +195,11 @@ def split_rows(*, split: int, seed: int, methods, protocol: Protocol) -> list[di
     -------
     list of dict
         One row per method: ``method``, ``ber`` (on the test part), ``seconds`` (wall time
-        of the fit; for the default SVM tuning included, for NUTS its starting VB fit) and
-        ``single_class`` (whether it predicted one class for every test visit).
+        of the fit; for the default SVM tuning included, for NUTS its starting VB fit),
+        ``single_class`` (whether it predicted one class for every test visit),
+        ``converged`` (the Bayesian fit passed its checks; None for the default SVM) and
+        ``warnings`` (what :func:`~bayesvm.case_studies.runner.trust_notes` collected, e.g.
+        how many test visits belong to patients unseen in training).
     """
     split_seed, *method_seeds = task_seed(seed, _SPLITS, split).spawn(1 + len(METHODS))
     rngs = dict(zip(METHODS, map(np.random.default_rng, method_seeds), strict=True))
@@ -207,26 +211,31 @@ def split_rows(*, split: int, seed: int, methods, protocol: Protocol) -> list[di
     outcomes, patients = data["outcome"].to_numpy(), data["patientID"].to_numpy()
     rows = []
     for method in methods:
-        if method == "svm":
-            fitted = fit_default_svm(
-                X_train,
-                outcomes[train],
-                coarse_alphas=protocol.svm_coarse_alphas,
-                n_holdouts=protocol.n_holdouts,
-                seed=rngs[method],
-            )
-            predicted = fitted.predict(X_test)
-            seconds = fitted.runtime_s
-        else:
-            model = random_intercept_model(X_train, patients[train], outcomes[train])
-            fitted, seconds = fit_random_intercept(model, method, protocol, rngs[method])
-            predicted = fitted.predict(X_test, groups=patients[test])
+        # Warnings are recorded in the row, not printed per split; test patients not in the
+        # training part get the population level, as the protocol says.
+        with trust_notes() as notes:
+            if method == "svm":
+                fitted = fit_default_svm(
+                    X_train,
+                    outcomes[train],
+                    coarse_alphas=protocol.svm_coarse_alphas,
+                    n_holdouts=protocol.n_holdouts,
+                    seed=rngs[method],
+                )
+                predicted = fitted.predict(X_test)
+                seconds = fitted.runtime_s
+            else:
+                model = random_intercept_model(X_train, patients[train], outcomes[train])
+                fitted, seconds = fit_random_intercept(model, method, protocol, rngs[method])
+                predicted = fitted.predict(X_test, groups=patients[test])
         rows.append(
             {
                 "method": method,
                 "ber": balanced_error_rate(outcomes[test], predicted),
                 "seconds": seconds,
                 "single_class": predicts_single_class(predicted),
+                "converged": getattr(fitted, "converged", None),
+                "warnings": " | ".join(notes),
             }
         )
     return rows
@@ -341,7 +350,8 @@ def run(
     Returns
     -------
     pandas.DataFrame
-        The rows of ``toenail.csv``: ``split, method, ber, seconds, single_class``.
+        The rows of ``toenail.csv``: ``split, method, ber, seconds, single_class, converged,
+        warnings``.
     """
     methods = check_methods(methods, METHODS)
     protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
@@ -414,7 +424,10 @@ def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
     ber = by_method["ber"].agg(splits="size", mean="mean", median="median", sd="std")
     ber["single-class splits"] = single_class_counts(results, ["method"])
     ber_table = ber.reindex(list(labels)).rename(index=labels).rename_axis("method")
-    single_class = single_class_note(results, labels, "splits")
+    notes = [
+        single_class_note(results, labels, "splits"),
+        unconverged_note(results, labels, "splits"),
+    ]
     timing = paper_timing_table(by_method["seconds"].mean(), PAPER_SECONDS, labels)
     forest_table = forest[["parameter", "method", "mean", "sd", "hdi_lower", "hdi_upper"]]
     return (
@@ -425,7 +438,7 @@ def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
                 run_line,
                 "## Balanced error rate on the test quarters",
                 markdown_table(ber_table.reset_index()),
-                *filter(None, [single_class]),
+                *filter(None, notes),
                 "## Mean seconds per split",
                 "Each method's fit on a training part (default SVM: tuning on both grids and "
                 "the final fit) against the paper's means, measured on an "

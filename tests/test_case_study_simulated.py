@@ -31,13 +31,16 @@ def test_quick_run_writes_every_output(quick_run):
         "seconds",
         "alpha",
         "single_class",
+        "converged",
+        "warnings",
     ]
     assert len(on_disk) == 3 * len(METHODS)
+    assert on_disk.loc[on_disk["method"] == "vb", "converged"].astype(bool).all()
     assert set(on_disk["method"]) == set(METHODS)
     assert on_disk["ber"].between(0, 1).all()
     assert (on_disk["seconds"] > 0).all()
     assert on_disk["alpha"].notna().to_numpy().tolist() == [m == "svm" for m in on_disk["method"]]
-    pd.testing.assert_frame_equal(on_disk, results, check_dtype=False)
+    pd.testing.assert_frame_equal(on_disk.fillna(""), results.fillna(""), check_dtype=False)
     assert results.loc[results["method"] == "vb", "ber"].mean() < 0.5
     assert not results.loc[results["method"] == "vb", "single_class"].any()
     timing = pd.read_csv(out_dir / "timing.csv")
@@ -59,8 +62,11 @@ def test_workers_do_not_change_results(quick_run, tmp_path):
 
 
 def constant_svm_rows(*, n, d, replicate, seed, methods, protocol):
-    """Hand-made rows: the SVM predicts one class on data sets 0 and 1, VB never."""
-    single = {"svm": replicate < 2, "vb": False}
+    """Hand-made rows: the SVM predicts one class on data sets 0 and 1, VB never; Gibbs
+    fails its convergence checks on data set 2.
+    """
+    single = {"svm": replicate < 2, "vb": False, "gibbs": False}
+    converged = {"svm": None, "vb": True, "gibbs": replicate != 2}
     return [
         {
             "method": method,
@@ -68,6 +74,8 @@ def constant_svm_rows(*, n, d, replicate, seed, methods, protocol):
             "seconds": 1.0,
             "alpha": np.nan,
             "single_class": single[method],
+            "converged": converged[method],
+            "warnings": "" if converged[method] is not False else "ConvergenceWarning: ...",
         }
         for method in methods
     ]
@@ -84,6 +92,15 @@ def test_report_names_methods_that_predicted_a_single_class(tmp_path, monkeypatc
         "that of a constant classifier." in report
     )
     assert "VB predicted" not in report
+    assert "did not pass" not in report
+
+
+def test_report_counts_fits_that_failed_their_convergence_checks(tmp_path, monkeypatch):
+    monkeypatch.setattr(simulated, "replicate_rows", constant_svm_rows)
+    run(tmp_path, quick=True, methods=("vb", "gibbs"), progressbar=False)
+    report = (tmp_path / "report.md").read_text()
+    assert "MCMC did not pass its convergence checks on 1 of 3 data sets" in report
+    assert "VB did not pass" not in report
 
 
 def test_cli_resume_refuses_other_methods(quick_run, tmp_path, monkeypatch, capsys):
