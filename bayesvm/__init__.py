@@ -5,11 +5,7 @@
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
 """
 
-from bayesvm import (  # noqa: F401  (register the backends)
-    _blas,  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
-    samplers,
-    vb,
-)
+from bayesvm import samplers, vb  # noqa: F401  (register the backends)
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import BayesianSVC
 from bayesvm.registry import fit, methods
