@@ -10,6 +10,7 @@ from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import BayesianSVC
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
+from bayesvm.system_info import info
 
-__all__ = ["fit", "methods", "Fit", "compare", "plot_compare", "BayesianSVC"]
+__all__ = ["fit", "methods", "Fit", "compare", "plot_compare", "BayesianSVC", "info"]
 __version__ = "0.1.0"

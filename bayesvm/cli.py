@@ -29,6 +29,7 @@ from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.models import LinearSVM, MixedSVM
+from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
 
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="bayesvm",
         description="Bayesian support vector machines fitted by VB, Gibbs, EM/ECME and NUTS.",
     )
+    parser.add_argument("--version", action="version", version=f"bayesvm {bayesvm.__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     fit = commands.add_parser("fit", help="fit a model to a CSV file, write netCDF")
@@ -136,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the tasks already in the output CSV (interrupted run) and run the others",
     )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
+
+    info = commands.add_parser("info", help="versions, BLAS libraries, threads and cores")
+    info.set_defaults(command=_info, command_name="info")
     return parser
 
 
@@ -236,6 +241,10 @@ def _reproduce(args) -> None:
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
     case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     print(f"wrote {out_dir}")
+
+
+def _info(args) -> None:
+    print(format_info(bayesvm.info()))
 
 
 def _names(text: str) -> list[str]:
