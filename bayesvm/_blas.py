@@ -31,7 +31,6 @@ a second) and runs only for files that exist, once per process.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
@@ -106,7 +105,10 @@ _ORIGINS = {
 }
 
 
-@functools.cache
+# The choice :func:`pytensor_blas` made in this process, once made.
+_CHOSEN: list[BlasChoice] = []
+
+
 def pytensor_blas() -> BlasChoice:
     """The BLAS PyTensor links to in this process, choosing and setting it on the first call.
 
@@ -115,13 +117,17 @@ def pytensor_blas() -> BlasChoice:
     from pytensor import config
 
     setting = type(config).blas__ldflags
+    if not setting.is_default:
+        return BlasChoice(config.blas__ldflags, None, "user")
+    if _CHOSEN and config.blas__ldflags == _CHOSEN[0].ldflags:
+        return _CHOSEN[0]
     if hasattr(setting, "val"):
-        return BlasChoice(config.blas__ldflags, None, "preset" if setting.is_default else "user")
+        return BlasChoice(config.blas__ldflags, None, "preset")
     if not sys.platform.startswith("linux"):
         return BlasChoice(config.blas__ldflags, None, "pytensor")
-    choice = choose_blas(search_dirs())
-    config.blas__ldflags = choice.ldflags
-    return choice
+    _CHOSEN[:] = [choose_blas(search_dirs())]
+    config.blas__ldflags = _CHOSEN[0].ldflags
+    return _CHOSEN[0]
 
 
 def search_dirs() -> list[Path]:
