@@ -7,7 +7,6 @@
 
 from bayesvm import (  # noqa: F401  (register the backends)
     _arviz,  # noqa: F401  (import ArviZ without its banner, before anything else does)
-    _blas,  # noqa: F401  (link PyTensor to BLAS before PyMC is imported)
     samplers,
     vb,
 )
@@ -17,6 +16,7 @@ from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning, Unsee
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
+from bayesvm.system_info import info
 
 __all__ = [
     "fit",
@@ -29,5 +29,6 @@ __all__ = [
     "ConvergenceWarning",
     "IdentifiabilityWarning",
     "UnseenGroupWarning",
+    "info",
 ]
 __version__ = "0.1.0"

@@ -33,6 +33,7 @@ from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.models import LinearSVM, MixedSVM
+from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
 
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="bayesvm",
         description="Bayesian support vector machines fitted by VB, Gibbs, EM/ECME and NUTS.",
     )
+    parser.add_argument("--version", action="version", version=f"bayesvm {bayesvm.__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     fit = commands.add_parser("fit", help="fit a model to a CSV file, write netCDF")
@@ -165,6 +167,9 @@ def _parser() -> argparse.ArgumentParser:
         "give the options of that run",
     )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
+
+    info = commands.add_parser("info", help="versions, BLAS libraries, threads and cores")
+    info.set_defaults(command=_info, command_name="info")
     return parser
 
 
@@ -320,6 +325,10 @@ def _check_output_folder(path: Path, given: str) -> None:
         raise CommandError(f"{given}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise CommandError(f"{given}: cannot write in {existing}")
+
+
+def _info(args) -> None:
+    print(format_info(bayesvm.info()))
 
 
 def _names(text: str) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
-import bayesvm  # noqa: E402,F401  (links PyTensor to BLAS before any test imports PyMC)
+import bayesvm  # noqa: E402
 
 
 def simulate_logistic(n_samples: int, n_features: int, seed: int, intercept: float = 0.3):

@@ -129,9 +129,3 @@ def test_from_frame_uses_column_names(small_data):
     assert model.effect_names == ["a", "b", "c"]
     with pytest.raises(ValueError, match="not in the data"):
         MixedSVM.from_frame(df, target="missing")
-
-
-def test_pytensor_is_linked_to_blas():
-    import pytensor
-
-    assert pytensor.config.blas__ldflags, "PyTensor has no BLAS: NUTS would run degraded"
