@@ -208,6 +208,8 @@ def _fit(args) -> None:
     print(fit.summary().to_string())
     print(f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}")
     print(f"converged: {fit.converged}")
+    for problem in fit.problems:  # also warned on stderr; here they stay with the summary
+        print(f"  not to be trusted: {problem}")
     if fit.lower_bound is not None:
         print(f"variational lower bound: {fit.lower_bound:.6f}")
     print(f"wrote {args.out}")

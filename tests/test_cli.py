@@ -46,7 +46,18 @@ def test_fit_writes_netcdf_and_prints_summary(csv_path, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "u[a]" in printed and "u[c]" in printed and "u[b]" not in printed
     assert "lower bound" in printed and "runtime" in printed
+    assert "converged: True" in printed and "not to be trusted" not in printed
     assert out.exists()
+
+
+def test_fit_says_why_a_fit_is_not_to_be_trusted(csv_path, tmp_path, capsys):
+    argv = ["fit", str(csv_path), "--target", "label", "--model", "penalized", "--method"]
+    gibbs = ["gibbs", "--draws", "20", "--tune", "0", "--chains", "2", "--seed", "3"]
+    assert cli.main([*argv, *gibbs, "--out", str(tmp_path / "fit.nc")]) == 0
+    captured = capsys.readouterr()
+    assert "converged: False" in captured.out
+    assert "not to be trusted: bulk ESS" in captured.out
+    assert "bayesvm: warning: the gibbs fit of MixedSVM should not be trusted" in captured.err
 
 
 def test_compare_prints_a_table_and_plots(fitted, tmp_path, capsys):
