@@ -158,33 +158,41 @@ def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: st
     unit : str
         What a row's test set is, plural (``"splits"``, ``"data sets"``).
     """
-    flags = _flags(results, "single_class")
-    sentences = []
-    for method, label in labels.items():
-        recorded = flags[results["method"] == method].dropna()
-        if recorded.sum() > 0:
-            sentences.append(
-                f"{label} predicted a single class on {recorded.sum():.0f} of {recorded.size} "
-                f"{unit}: its BER of 0.5 there is that of a constant classifier."
-            )
-    return " ".join(sentences)
+    return _note_per_method(
+        _flags(results, "single_class"),
+        results,
+        labels,
+        "{label} predicted a single class on {count} of {total} " + unit + ": its BER of 0.5 "
+        "there is that of a constant classifier.",
+    )
 
 
 def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
     """A sentence for each method of ``labels`` whose fits failed their convergence checks on
     some test sets (``converged`` False in ``results``; :attr:`bayesvm.Fit.problems`), e.g.
-    "MCMC (Gibbs) did not pass its convergence checks on 4 of 100 splits (...)."; "" when
+    "MCMC did not pass its convergence checks on 4 of 100 splits (...)."; "" when
     every fit passed.
     """
-    flags = 1.0 - _flags(results, "converged")
+    return _note_per_method(
+        1.0 - _flags(results, "converged"),
+        results,
+        labels,
+        "{label} did not pass its convergence checks on {count} of {total} " + unit + " (R-hat, "
+        "effective sample size or divergences; the `warnings` column of the CSV says which): "
+        "treat its numbers there with care.",
+    )
+
+
+def _note_per_method(flags: pd.Series, results, labels: Mapping[str, str], sentence: str) -> str:
+    """``sentence`` (with ``{label}``, ``{count}``, ``{total}``) for each method of ``labels``
+    with a flagged row, counting the rows that recorded the flag; "" when none is flagged.
+    """
     sentences = []
     for method, label in labels.items():
         recorded = flags[results["method"] == method].dropna()
         if recorded.sum() > 0:
             sentences.append(
-                f"{label} did not pass its convergence checks on {recorded.sum():.0f} of "
-                f"{recorded.size} {unit} (R-hat, effective sample size or divergences; the "
-                "`problems` column of the CSV says which): treat its numbers there with care."
+                sentence.format(label=label, count=f"{recorded.sum():.0f}", total=recorded.size)
             )
     return " ".join(sentences)
 
