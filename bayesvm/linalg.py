@@ -5,7 +5,7 @@ VB, Gibbs and EM backends factor a precision matrix every iteration and never in
 from __future__ import annotations
 
 import os
-from functools import cache
+import sys
 
 import numpy as np
 from scipy.linalg import blas, lapack
@@ -35,10 +35,20 @@ __all__ = [
 MULTITHREAD_MIN_FLOPS = 1e10
 
 
-@cache
+# The thread pools as last inspected, and how many modules were imported then.
+_POOLS: list = [-1, None]
+
+
 def _controller() -> ThreadpoolController:
-    # Inspecting the loaded BLAS libraries takes milliseconds: do it once, not per fit.
-    return ThreadpoolController()
+    """The loaded thread pools, inspected again only after new modules were imported.
+
+    Inspecting takes about 2.5 ms, a quarter of a small VB fit, so it is not done per fit; but
+    a module imported since (PyTensor's compiled C code, say) may have loaded another BLAS,
+    such as the system OpenBLAS that NUTS links to, whose threads must be limited too.
+    """
+    if _POOLS[0] != len(sys.modules):
+        _POOLS[:] = [len(sys.modules), ThreadpoolController()]
+    return _POOLS[1]
 
 
 def usable_cores() -> int:
