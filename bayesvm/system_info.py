@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from importlib import metadata
@@ -38,6 +37,7 @@ def info() -> dict:
 
     import bayesvm
     from bayesvm._blas import pytensor_blas
+    from bayesvm.linalg import usable_cores
 
     blas = pytensor_blas()
     return {
@@ -63,7 +63,7 @@ def info() -> dict:
             for pool in threadpool_info()
             if pool.get("user_api") == "blas"
         ],
-        "cores": _usable_cores(),
+        "cores": usable_cores(),
     }
 
 
@@ -72,12 +72,6 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _usable_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def format_info(facts: dict) -> str:

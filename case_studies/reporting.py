@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, FINE_DECADES, FINE_POINTS
+from bayesvm.linalg import usable_cores
 
 __all__ = [
     "PAPER_MACHINE",
@@ -56,7 +57,7 @@ def markdown_table(frame: pd.DataFrame, float_format: str | None = None) -> str:
 
 def machine_description() -> str:
     """CPU model (when the OS says), logical cores, cores this process may use, and Python."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    usable = usable_cores()
     return (
         f"{_cpu_model()}; {os.cpu_count()} logical cores ({usable} usable by this process); "
         f"Python {platform.python_version()} on {platform.system()}"
