@@ -20,6 +20,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayesvm._arviz import quiet_arviz_log
 from bayesvm.results import KINDS, Fit
 
 __all__ = ["compare", "plot_compare", "COLUMNS"]
@@ -166,7 +167,10 @@ def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob:
             **dict.fromkeys(_MCMC_ONLY, np.nan),
         )
     stats = "all" if kind == "mcmc" else "stats"
-    table = az.summary(idata, var_names=var_names, kind=stats, hdi_prob=hdi_prob, round_to="none")
+    with quiet_arviz_log():
+        table = az.summary(
+            idata, var_names=var_names, kind=stats, hdi_prob=hdi_prob, round_to="none"
+        )
     lower, upper = (column for column in table.columns if column.startswith("hdi_"))
     table = table.rename(columns={lower: "hdi_lower", upper: "hdi_upper"})
     if kind != "mcmc":

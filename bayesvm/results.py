@@ -7,6 +7,8 @@ import numpy as np
 import xarray as xr
 from arviz.data.base import make_attrs
 
+from bayesvm._arviz import quiet_arviz_log
+
 __all__ = [
     "Fit",
     "RegressionFit",
@@ -216,7 +218,8 @@ class Fit:
                 self.idata, var_names, stat_funcs=stat_funcs, extend=False, round_to="none"
             )
         kind = "all" if self.kind == "mcmc" else "stats"
-        return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+        with quiet_arviz_log():
+            return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
 
     def to_netcdf(self, path) -> str:
         """Write the fit to netCDF; :func:`bayesvm.load` reads it back.

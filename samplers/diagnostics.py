@@ -38,7 +38,8 @@ def mcmc_problems(idata) -> list[str]:
     else:
         name, rhat = _worst(az.rhat(chains), largest=True)
         if not rhat < RHAT_MAX:
-            problems.append(f"R-hat {rhat:.3g} of {name} exceeds {RHAT_MAX}: the chains disagree")
+            disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
+            problems.append(f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}")
     floor = ESS_PER_CHAIN * n_chains
     for method in ("bulk", "tail"):
         name, ess = _worst(az.ess(posterior, method=method), largest=False)
