@@ -35,7 +35,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -54,6 +54,7 @@ from bayesvm.case_studies.reporting import markdown_table, run_description
 from bayesvm.case_studies.runner import (
     check_methods,
     check_resume_settings,
+    study_settings,
     task_seed,
     write_settings,
 )
@@ -674,8 +675,9 @@ def run(
         protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
     out_dir = Path(out_dir)
     example_dir = out_dir / "examples"
-    settings = {"study": "linlogit", "methods": methods, "quick": quick, "seed": seed}
-    settings |= asdict(protocol)
+    settings = study_settings(
+        "linlogit", methods=methods, quick=quick, seed=seed, protocol=protocol
+    )
     done = {}
     if resume:
         loaded = {example: _load_example(example_dir / example) for example in EXAMPLES}

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ __all__ = [
     "run_tasks",
     "ResumeMismatchError",
     "settings_path",
+    "study_settings",
     "write_settings",
     "check_resume_settings",
     "trust_notes",
@@ -133,6 +134,13 @@ def settings_path(results_path) -> Path:
     """
     path = Path(results_path)
     return path.with_name(f"{path.stem}.settings.json")
+
+
+def study_settings(study: str, *, methods, quick: bool, seed: int, protocol) -> dict:
+    """What a case study's results depend on: its name, ``methods``, ``quick``, ``seed`` and
+    every field of its ``protocol`` dataclass (sizes of the experiment).
+    """
+    return {"study": study, "methods": methods, "quick": quick, "seed": seed, **asdict(protocol)}
 
 
 def write_settings(results_path, settings: Mapping) -> None:

@@ -41,7 +41,14 @@ from bayesvm.case_studies.reporting import (
     single_class_note,
     unconverged_note,
 )
-from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed, trust_notes
+from bayesvm.case_studies.runner import (
+    Task,
+    check_methods,
+    run_tasks,
+    study_settings,
+    task_seed,
+    trust_notes,
+)
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -257,11 +264,13 @@ def run(
         for replicate in range(protocol.n_datasets)
     ]
     start = time.perf_counter()
-    settings = {"study": "simulated", "methods": methods, "quick": quick, "seed": seed}
+    settings = study_settings(
+        "simulated", methods=methods, quick=quick, seed=seed, protocol=protocol
+    )
     results = run_tasks(
         tasks,
         csv_path=out_dir / "simulated.csv",
-        settings=settings | asdict(protocol),
+        settings=settings,
         workers=workers,
         scheduler=scheduler,
         resume=resume,

@@ -36,7 +36,7 @@ the entry point of ``bayesvm reproduce toenail``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +57,14 @@ from bayesvm.case_studies.reporting import (
     single_class_note,
     unconverged_note,
 )
-from bayesvm.case_studies.runner import Task, check_methods, run_tasks, task_seed, trust_notes
+from bayesvm.case_studies.runner import (
+    Task,
+    check_methods,
+    run_tasks,
+    study_settings,
+    task_seed,
+    trust_notes,
+)
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import load_toenail
 from bayesvm.models import MixedSVM
@@ -370,11 +377,11 @@ def run(
         for split in range(protocol.n_splits)
     ]
     start = time.perf_counter()
-    settings = {"study": "toenail", "methods": methods, "quick": quick, "seed": seed}
+    settings = study_settings("toenail", methods=methods, quick=quick, seed=seed, protocol=protocol)
     results = run_tasks(
         tasks,
         csv_path=out_dir / "toenail.csv",
-        settings=settings | asdict(protocol),
+        settings=settings,
         workers=workers,
         scheduler=scheduler,
         resume=resume,
