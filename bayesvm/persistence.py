@@ -68,7 +68,7 @@ def load(path):
     """Read a fit written by :meth:`Fit.to_netcdf <bayesvm.Fit.to_netcdf>`.
 
     The model is rebuilt from the stored data and hyperparameters, so the returned fit
-    (``model.result_class``: :class:`~bayesvm.Fit`, ``RegressionFit`` or ``LogisticFit``)
+    (a :class:`~bayesvm.Fit`)
     predicts, summarises and compares like the one saved, and has the same ``method``,
     ``kind``, ``n_iter``, ``converged``, ``runtime_s`` and traces.
 
@@ -118,7 +118,7 @@ def load(path):
         del idata[TRACE_GROUP]
     del idata[MODEL_GROUP]
     attrs = idata.attrs
-    fit = model.result_class(
+    fit = Fit(
         model,
         idata,
         str(attrs["method"]),

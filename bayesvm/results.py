@@ -11,8 +11,6 @@ from bayesvm._arviz import quiet_arviz_log
 
 __all__ = [
     "Fit",
-    "RegressionFit",
-    "LogisticFit",
     "build_idata",
     "attach_data",
     "normalized_pseudo_likelihood",
@@ -159,56 +157,70 @@ class Fit:
         """Final variational lower bound (VB only, else None)."""
         return None if self.lower_bound_trace is None else float(self.lower_bound_trace[-1])
 
-    def coefficient_means(self) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means of ``beta`` and ``u``: q's means for VB, draw averages otherwise."""
-        if "variational" in self.idata.groups():
+    @property
+    def is_variational(self) -> bool:
+        """Whether the fit holds ``q``'s parameters (a VB fit)."""
+        return "variational" in self.idata.groups()
+
+    def coefficient_means(self) -> tuple[np.ndarray, ...]:
+        """Posterior means of the model's coefficient variables (``(beta, u)`` for the SVMs,
+        ``(w,)`` for the regressions): ``q``'s means for VB, the mode for EM/ECME, draw
+        averages otherwise.
+        """
+        names = self.model.coefficients.var_names
+        if self.is_variational:
             group = self.idata["variational"]
-            return group["beta_mean"].to_numpy(), group["u_mean"].to_numpy()
+            return tuple(group[f"{name}_mean"].to_numpy() for name in names)
         post = self.idata.posterior
-        return (
-            post["beta"].mean(("chain", "draw")).to_numpy(),
-            post["u"].mean(("chain", "draw")).to_numpy(),
-        )
+        return tuple(post[name].mean(("chain", "draw")).to_numpy() for name in names)
+
+    def coefficient_draws(self, max_draws: int | None = None) -> np.ndarray:
+        """Posterior draws of the coefficients, concatenated: shape ``(draws, K)``; at most
+        ``max_draws`` of them, evenly spaced.
+        """
+        post = self.idata.posterior
+        parts = [
+            post[name].to_numpy().reshape(-1, post[name].shape[-1] if post[name].ndim > 2 else 1)
+            for name in self.model.coefficients.var_names
+        ]
+        theta = np.concatenate(parts, axis=1)
+        if max_draws is not None:
+            keep = np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).astype(int)
+            theta = theta[keep]
+        return theta
 
     def decision_function(self, X_new, **kwargs) -> np.ndarray:
-        """Posterior mean of the linear predictor ``f = X beta + Z u`` at new inputs.
+        """Posterior mean of the linear predictor ``f`` at new inputs.
 
-        Exact for VB (q's mean) and EM/ECME (the mode); the Monte Carlo average for samplers.
-        Extra keyword arguments (e.g. ``groups=``) go to ``model.design_for``.
+        Exact for VB (``q``'s mean) and EM/ECME (the mode); the Monte Carlo average for
+        samplers. Extra keyword arguments (e.g. ``groups=``) go to ``model.design_for``.
         """
-        beta, u = self.coefficient_means()
-        return self.model.design_for(X_new, **kwargs).predictor(np.concatenate([beta, u]))
+        theta = np.concatenate(self.coefficient_means())
+        return self.model.predictor(X_new, theta, **kwargs)
 
     def predict(self, X_new, **kwargs) -> np.ndarray:
-        """Class labels by the sign of :meth:`decision_function` (Luts-Ormerod section 4)."""
-        positive = self.decision_function(X_new, **kwargs) > 0
-        return np.where(positive, self.model.classes[1], self.model.classes[0])
+        """Point predictions: class labels for the classifiers (by the sign of
+        :meth:`decision_function`, Luts-Ormerod section 4, or the more probable class), the
+        predictive mean for a regression.
+        """
+        return self.model.predict(self, X_new, **kwargs)
 
     def predict_proba(self, X_new, max_draws: int = 1000, **kwargs) -> np.ndarray:
         """Posterior predictive class probabilities, shape ``(n, 2)`` ordered as ``classes``.
 
-        The normalised pseudo-likelihood (:func:`normalized_pseudo_likelihood`) averaged over
-        up to ``max_draws`` posterior draws (the mode alone for EM/ECME).
+        Averaged over up to ``max_draws`` posterior draws (the mode alone for EM/ECME), or in
+        closed form where the model has one for ``q`` (Drugowitsch's logistic regression).
+        A regression has no class probabilities: see :meth:`predictive_interval`.
         """
-        design = self.model.design_for(X_new, **kwargs)
-        post = self.idata.posterior
-        theta = np.concatenate(
-            [
-                post["beta"].to_numpy().reshape(-1, self.model.n_fixed),
-                post["u"].to_numpy().reshape(-1, self.model.n_effects),
-            ],
-            axis=1,
-        )
-        keep = np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).astype(int)
-        f = design.predictor(theta[keep])
-        # Each class's probability is averaged on its own (p(-1 | f) is p(+1 | -f)), so that a
-        # probability near 0 is not lost to the cancellation in 1 - p.
-        return np.column_stack(
-            [
-                normalized_pseudo_likelihood(-f).mean(axis=0),
-                normalized_pseudo_likelihood(f).mean(axis=0),
-            ]
-        )
+        return self.model.predict_proba(self, X_new, max_draws=max_draws, **kwargs)
+
+    def predictive(self, X_new):
+        """The closed-form predictive density of a VB regression fit (Drugowitsch eq. 23)."""
+        return self.model.predictive(self, X_new)
+
+    def predictive_interval(self, X_new, prob: float = 0.95, seed=0):
+        """Central ``prob`` interval of the posterior predictive of ``y`` (regressions)."""
+        return self.model.predictive_interval(self, X_new, prob=prob, seed=seed)
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""
@@ -232,112 +244,3 @@ class Fit:
 
         self.idata.attrs["runtime_s"] = self.runtime_s
         return save(self, path)
-
-
-class RegressionFit(Fit):
-    """A fitted regression model: :class:`Fit` with the predictive density of the outputs."""
-
-    def predictive(self, X_new) -> tuple[np.ndarray, np.ndarray, float]:
-        """Student-t predictive density of ``y`` at new inputs (Drugowitsch eq. 23).
-
-        Returns
-        -------
-        mean, precision : ndarray of shape (n,)
-            ``w_N^T x`` and ``(1 + x^T V_N x)^-1 a_N / b_N``.
-        dof : float
-            ``2 a_N``.
-        """
-        if "variational" not in self.idata.groups():
-            raise ValueError(
-                f"the closed-form predictive needs the VB posterior; this fit is "
-                f"{self.method!r} (predictive_interval works for every method)"
-            )
-        X_new = self.model.design_for(X_new)
-        q = self.idata["variational"]
-        V = q["V"].to_numpy()
-        an, bn = float(q["an"]), float(q["bn"])
-        spread = 1.0 + np.sum((X_new @ V) * X_new, axis=1)
-        return X_new @ q["w_mean"].to_numpy(), an / bn / spread, 2.0 * an
-
-    def predictive_interval(self, X_new, prob: float = 0.95, seed=0) -> tuple[np.ndarray, ...]:
-        """Central ``prob`` interval of the posterior predictive of ``y``, for every method.
-
-        VB: quantiles of the Student-t of :meth:`predictive`. Samplers: quantiles of
-        ``y = w^T x + e``, ``e ~ N(0, 1/tau)``, one ``e`` per posterior draw (seeded by
-        ``seed``).
-
-        Returns
-        -------
-        lower, upper : ndarray of shape (n,)
-        """
-        from scipy.stats import t as student_t
-
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob must be in (0, 1); got {prob}")
-        tails = [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0]
-        if "variational" in self.idata.groups():
-            mean, precision, dof = self.predictive(X_new)
-            lower, upper = (mean + student_t.ppf(q, dof) / np.sqrt(precision) for q in tails)
-            return lower, upper
-        X_new = self.model.design_for(X_new)
-        posterior = self.idata.posterior
-        w = posterior["w"].to_numpy().reshape(-1, self.model.n_features)
-        noise_sd = 1.0 / np.sqrt(posterior["tau"].to_numpy().reshape(-1))
-        rng = np.random.default_rng(seed)
-        y = X_new @ w.T + noise_sd * rng.standard_normal((X_new.shape[0], noise_sd.size))
-        lower, upper = np.quantile(y, tails, axis=1)
-        return lower, upper
-
-    def predict(self, X_new) -> np.ndarray:
-        """Posterior predictive mean of ``y`` (``w_N^T x`` for VB, the draws' mean otherwise)."""
-        X_new = self.model.design_for(X_new)
-        if "variational" in self.idata.groups():
-            return X_new @ self.idata["variational"]["w_mean"].to_numpy()
-        return X_new @ self.idata.posterior["w"].mean(("chain", "draw")).to_numpy()
-
-
-class LogisticFit(Fit):
-    """A fitted logistic regression: :class:`Fit` with Drugowitsch's predictive probabilities."""
-
-    def predict_proba(self, X_new, n_iter: int = 100) -> np.ndarray:
-        """``P(y | x, D)``, shape ``(n, 2)`` ordered as ``classes``.
-
-        VB: the variational predictive of Drugowitsch section 3.3 (eq. 65-68), the bound
-        parameter ``xi`` of every point optimised at once. With ``m = x^T w_N``,
-        ``s = x^T V_N x`` and ``k = 1 + 2 lambda(xi) s`` (Sherman-Morrison on eq. 66):
-        ``xi^2 = s / k + ((m + s/2) / k)^2`` and ``ln P(y = 1) = -ln(k)/2 + (m + s/4 -
-        2 lambda (m + s/2)^2 / k)/2 + ln sigma(xi) - xi/2 + lambda xi^2``. Other methods:
-        ``sigma(w^T x)`` averaged over the posterior draws.
-        """
-        from scipy.special import expit, log_expit
-
-        from bayesvm.vb.logistic_regression_vb import jaakkola_lambda
-
-        X_new = self.model.design_for(X_new)
-        if "variational" not in self.idata.groups():
-            w = self.idata.posterior["w"].to_numpy().reshape(-1, self.model.n_features)
-            p_plus = expit(X_new @ w.T).mean(axis=1)
-            return np.column_stack([1.0 - p_plus, p_plus])
-        q = self.idata["variational"]
-        m = X_new @ q["w_mean"].to_numpy()
-        s = np.sum((X_new @ q["V"].to_numpy()) * X_new, axis=1)
-        xi = np.sqrt(s + m**2)
-        for _ in range(n_iter):
-            k = 1.0 + 2.0 * jaakkola_lambda(xi) * s
-            xi = np.sqrt(s / k + ((m + s / 2.0) / k) ** 2)
-        lam = jaakkola_lambda(xi)
-        k = 1.0 + 2.0 * lam * s
-        log_p = (
-            -0.5 * np.log(k)
-            + 0.5 * (m + s / 4.0 - 2.0 * lam * (m + s / 2.0) ** 2 / k)
-            + log_expit(xi)
-            - xi / 2.0
-            + lam * xi**2
-        )
-        p_plus = np.exp(log_p)
-        return np.column_stack([1.0 - p_plus, p_plus])
-
-    def predict(self, X_new) -> np.ndarray:
-        """The more probable class under :meth:`predict_proba`."""
-        positive = self.predict_proba(X_new)[:, 1] > 0.5
-        return np.where(positive, self.model.classes[1], self.model.classes[0])

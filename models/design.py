@@ -25,8 +25,8 @@ __all__ = ["DenseDesign", "GroupedDesign", "DenseGaussian", "GroupedGaussian"]
 class DenseDesign:
     """``C = [X, Z]`` stored as one dense ``n x K`` matrix."""
 
-    def __init__(self, X: np.ndarray, Z: np.ndarray):
-        self.matrix = np.hstack([X, Z])
+    def __init__(self, X: np.ndarray, Z: np.ndarray | None = None):
+        self.matrix = X if Z is None else np.hstack([X, Z])
         self.matrix_t = np.asfortranarray(self.matrix.T)  # C^T, laid out for LAPACK solves
         self.n_fixed = X.shape[1]
 
@@ -55,6 +55,12 @@ class DenseDesign:
         """``C`` itself."""
         return self.matrix
 
+    def symbolic_predictor(self, parts: list):
+        """``C theta`` in PyTensor, ``theta`` given as ``(slice, tensor)`` parts (``to_pymc``)."""
+        import pytensor.tensor as pt
+
+        return sum(pt.dot(self.matrix[:, where], part) for where, part in parts)
+
     def gaussian(self, weights: np.ndarray, prior_precision: np.ndarray) -> DenseGaussian:
         """Factor ``P = C^T diag(weights) C + diag(prior_precision)``."""
         return DenseGaussian(self, weights, prior_precision)
@@ -68,6 +74,7 @@ class DenseGaussian:
         precision = design.matrix_t @ (weights[:, None] * C)
         precision[np.diag_indices_from(precision)] += prior_precision
         self.design = design
+        self.precision_matrix = precision
         self.factor = cholesky_lower(precision)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
@@ -98,6 +105,10 @@ class DenseGaussian:
     def covariance(self) -> np.ndarray:
         """``P^-1`` (for storage, not for the hot loop)."""
         return cholesky_solve(self.factor, np.eye(self.factor.shape[0]))
+
+    def precision(self) -> np.ndarray:
+        """``P``."""
+        return self.precision_matrix
 
 
 class GroupedDesign:
@@ -141,6 +152,13 @@ class GroupedDesign:
         rows = np.flatnonzero(self.group_index >= 0)
         Z[rows, self.group_index[rows]] = 1.0
         return np.hstack([self.X, Z])
+
+    def symbolic_predictor(self, parts: list):
+        """``X beta + u[group]`` in PyTensor, ``parts = [(slice, beta), (slice, u)]``."""
+        import pytensor.tensor as pt
+
+        (_, beta), (_, u) = parts
+        return pt.dot(self.X, beta) + u[self.group_index]
 
     def gaussian(self, weights: np.ndarray, prior_precision: np.ndarray) -> GroupedGaussian:
         """Factor ``P`` through its Schur complement (module docstring)."""

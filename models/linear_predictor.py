@@ -14,16 +14,18 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from bayesvm.blocks import FixedPrecision, GaussianCoefficients, HingeAugmentation, Segment
+from bayesvm.models.block_model import BlockModel
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.penalties import Penalty
-from bayesvm.results import Fit
+from bayesvm.results import normalized_pseudo_likelihood
 
 __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
 
 
 @dataclass(frozen=True, eq=False)
-class LinearPredictorSVM:
+class LinearPredictorSVM(BlockModel):
     """A Bayesian SVM whose linear predictor is ``X beta + Z u``.
 
     Attributes
@@ -60,8 +62,6 @@ class LinearPredictorSVM:
     effect_dim: str = "effect"
     group_index: np.ndarray | None = None
 
-    result_class = Fit  # what every backend returns for this model
-
     def __post_init__(self):
         warn_if_not_identified(self.identifiability_problems(), type(self).__name__)
 
@@ -84,7 +84,7 @@ class LinearPredictorSVM:
                 )
             return problems
         problems = design_problems(self.design, [*self.fixed_names, *self.effect_names])
-        learned = self.penalty.hyper_names
+        learned = [name for block in self.blocks[1:] for name in block.var_names]
         if learned and is_separable(self.design, self.y):
             rows = self.n_samples <= self.n_coefficients
             problems.append(
@@ -127,15 +127,28 @@ class LinearPredictorSVM:
         """Coordinates of the posterior dimensions."""
         return {"fixed": list(self.fixed_names), self.effect_dim: list(self.effect_names)}
 
-    @property
-    def dims(self) -> dict[str, list[str]]:
-        """Dimensions of each posterior variable (scalars omitted)."""
-        return {"beta": ["fixed"], "u": [self.effect_dim]}
-
-    @property
-    def var_names(self) -> tuple[str, ...]:
-        """Canonical posterior variables, identical for every backend."""
-        return ("beta", "u", *self.penalty.hyper_names)
+    def build_blocks(self) -> list:
+        """``theta = (beta, u)``, the hinge augmentation, the vague prior on ``beta`` and the
+        penalty's blocks (:mod:`bayesvm.models.penalties`), in the order of Luts-Ormerod's
+        Algorithm 2 and Polson-Scott's MCMC-SVM.
+        """
+        p, k = self.n_fixed, self.n_coefficients
+        beta_prior = FixedPrecision(
+            "beta_prior", np.full(p, 1.0 / self.sigma2_beta), "theta", slice(0, p)
+        )
+        u_prior, penalty_blocks = self.penalty.blocks("theta", slice(p, k))
+        names = [f"beta[{name}]" for name in self.fixed_names]
+        names += [f"u[{name}]" for name in self.effect_names]
+        theta = GaussianCoefficients(
+            self.design_operator,
+            [
+                Segment("beta", "fixed", slice(0, p), beta_prior),
+                Segment("u", self.effect_dim, slice(p, k), u_prior),
+            ],
+            likelihood="hinge",
+            coefficient_names=names,
+        )
+        return [theta, HingeAugmentation(self.y), beta_prior, *penalty_blocks]
 
     @cached_property
     def design_operator(self) -> DenseDesign | GroupedDesign:
@@ -153,6 +166,31 @@ class LinearPredictorSVM:
         """The design of new inputs (defined by each model)."""
         raise NotImplementedError
 
+    def predictor(self, X_new, theta, **kwargs) -> np.ndarray:
+        """``f = X beta + Z u`` at new inputs for ``theta`` of shape ``(..., K)``; keyword
+        arguments (e.g. ``groups=``) go to :meth:`design_for`.
+        """
+        return self.design_for(X_new, **kwargs).predictor(theta)
+
+    def predict(self, fit, X_new, **kwargs) -> np.ndarray:
+        """Class labels by the sign of the posterior mean of ``f`` (Luts-Ormerod section 4)."""
+        positive = fit.decision_function(X_new, **kwargs) > 0
+        return np.where(positive, self.classes[1], self.classes[0])
+
+    def predict_proba(self, fit, X_new, max_draws: int = 1000, **kwargs) -> np.ndarray:
+        """The normalised pseudo-likelihood (:func:`~bayesvm.results.
+        normalized_pseudo_likelihood`) averaged over up to ``max_draws`` posterior draws.
+        """
+        f = self.predictor(X_new, fit.coefficient_draws(max_draws), **kwargs)
+        # Each class's probability is averaged on its own (p(-1 | f) is p(+1 | -f)), so that a
+        # probability near 0 is not lost to the cancellation in 1 - p.
+        return np.column_stack(
+            [
+                normalized_pseudo_likelihood(-f).mean(axis=0),
+                normalized_pseudo_likelihood(f).mean(axis=0),
+            ]
+        )
+
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""
         data = {"X": (["obs_id", "fixed"], self.X)}
@@ -161,24 +199,6 @@ class LinearPredictorSVM:
         else:
             data["Z"] = (["obs_id", self.effect_dim], self.Z)
         return data
-
-    def to_pymc(self, noncentered: bool = False):
-        """The model as a PyMC specification: the single statement of its posterior.
-
-        The hinge pseudo-likelihood enters as the potential ``hinge``. ``noncentered`` writes a
-        learned Gaussian ``u`` as ``sqrt(s2) * z`` with ``z ~ N(0, I)``, the parameterisation
-        NUTS needs when the data say little about each ``u_g`` (few rows per group).
-        """
-        import pymc as pm
-        import pytensor.tensor as pt
-
-        with pm.Model(coords=self.coords) as model:
-            beta = pm.Normal("beta", 0.0, sigma=np.sqrt(self.sigma2_beta), dims="fixed")
-            u = self.penalty.to_pymc(self.effect_dim, noncentered=noncentered)
-            effects = u[self.group_index] if self.group_index is not None else pt.dot(self.Z, u)
-            f = pt.dot(self.X, beta) + effects
-            pm.Potential("hinge", -2.0 * pt.sum(pt.maximum(0.0, 1.0 - self.y * f)))
-        return model
 
 
 def frame_to_arrays(df: pd.DataFrame, target: str, features=None):

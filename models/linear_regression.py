@@ -17,7 +17,6 @@ import numpy as np
 
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
-from bayesvm.results import RegressionFit
 
 __all__ = ["LinearRegression"]
 
@@ -92,8 +91,6 @@ class LinearRegression(FeatureModel):
             d0=float(d0),
             alpha=None if alpha is None else float(alpha),
         )
-
-    result_class = RegressionFit  # what every backend returns for this model
 
     @property
     def dims(self) -> dict[str, list[str]]:

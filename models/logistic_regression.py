@@ -20,7 +20,6 @@ from bayesvm.models.validation import (
     encode_labels,
     feature_names_for,
 )
-from bayesvm.results import LogisticFit
 
 __all__ = ["LogisticRegression"]
 
@@ -86,8 +85,6 @@ class LogisticRegression(FeatureModel):
             b0=float(b0),
             hyperprior=bool(hyperprior),
         )
-
-    result_class = LogisticFit  # what every backend returns for this model
 
     @property
     def dims(self) -> dict[str, list[str]]:

@@ -2,7 +2,8 @@
 
 Every model in :mod:`bayesvm.models` writes its linear predictor as ``f = X beta + Z u``
 (Luts-Ormerod eq. 5): ``beta`` has a vague Gaussian prior and ``u`` carries the penalty.
-The penalty is one of three blocks, which is all a backend needs to know:
+Each penalty is a specification that builds its blocks (:mod:`bayesvm.blocks`); the
+backends see only the blocks:
 
 * :class:`FixedGaussian` -- ``u_j ~ N(0, v_j)``: ridge with a fixed penalty
   (Luts-Ormerod section 2.3; Polson-Scott eq. 9-10 with ``omega = 1``).
@@ -19,6 +20,8 @@ from typing import Literal
 
 import numpy as np
 
+from bayesvm.blocks import FixedPrecision, GammaPrecision
+
 __all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "Penalty"]
 
 
@@ -28,13 +31,10 @@ class FixedGaussian:
 
     variance: np.ndarray
 
-    hyper_names: tuple[str, ...] = ()
-
-    def to_pymc(self, dims: str, noncentered: bool = False):
-        """Declare ``u`` in the current PyMC model (``noncentered`` changes nothing here)."""
-        import pymc as pm
-
-        return pm.Normal("u", 0.0, sigma=np.sqrt(self.variance), dims=dims)
+    def blocks(self, coefficients: str, segment: slice) -> tuple:
+        """``(the segment's prior, blocks to visit)``: one constant-precision block."""
+        prior = FixedPrecision("u_prior", 1.0 / np.asarray(self.variance), coefficients, segment)
+        return prior, [prior]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,29 +51,26 @@ class LearnedGaussian:
     rate: float
     report: Literal["sigma2_u", "nu"] = "sigma2_u"
 
-    @property
-    def hyper_names(self) -> tuple[str, ...]:
-        """Posterior variables this prior adds besides ``u``."""
-        return (self.report,)
+    def blocks(self, coefficients: str, segment: slice) -> tuple:
+        """``(the segment's prior, blocks to visit)``: the Gamma precision ``1 / s2``.
 
-    def report_draws(self, variance: np.ndarray) -> dict[str, np.ndarray]:
-        """Map draws of ``s2`` to the reported variable."""
-        return {self.report: variance if self.report == "sigma2_u" else np.sqrt(variance)}
-
-    def to_pymc(self, dims: str, noncentered: bool = False):
-        """Declare ``s2`` and ``u``; ``noncentered`` writes ``u = sqrt(s2) * scale * z``."""
-        import pymc as pm
-
-        if self.report == "sigma2_u":
-            variance = pm.InverseGamma("sigma2_u", alpha=self.shape, beta=self.rate)
-        else:
-            variance = pm.InverseGamma("nu_squared", alpha=self.shape, beta=self.rate)
-            pm.Deterministic("nu", pm.math.sqrt(variance))
-        sd = pm.math.sqrt(variance) * self.scale
-        if noncentered:
-            z = pm.Normal("u_standardized", 0.0, 1.0, dims=dims)
-            return pm.Deterministic("u", sd * z, dims=dims)
-        return pm.Normal("u", 0.0, sigma=sd, dims=dims)
+        VB starts from ``E[1/s2] = 1`` (Luts-Ormerod Algorithm 2); ECME takes the mode of
+        ``s2`` (Polson-Scott section 3.3).
+        """
+        prior = GammaPrecision(
+            "u_prior",
+            shape=self.shape,
+            rate=self.rate,
+            coefficients=coefficients,
+            segment=segment,
+            scale=self.scale,
+            report="variance" if self.report == "sigma2_u" else "sd",
+            report_name=self.report,
+            mode_of="variance",
+            starts=(1.0,),
+            q_names=("variance_shape", "variance_rate", None),
+        )
+        return prior, [prior]
 
 
 @dataclass(frozen=True, eq=False)

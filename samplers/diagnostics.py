@@ -19,7 +19,7 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
-from bayesvm.results import build_idata
+from bayesvm.results import Fit, build_idata
 
 __all__ = ["mcmc_problems", "mcmc_converged", "mcmc_fit", "RHAT_MAX", "ESS_PER_CHAIN"]
 
@@ -64,12 +64,12 @@ def mcmc_converged(idata) -> bool:
 
 
 def mcmc_fit(model, result, method: str):
-    """The model's Fit (``model.result_class``) from :func:`~bayesvm.drivers.run_mcmc`'s draws."""
+    """The :class:`~bayesvm.Fit` from :func:`~bayesvm.drivers.run_mcmc`'s draws."""
     idata = build_idata(model, result.samples)
     problems = mcmc_problems(idata)
     if result.interrupted:
         problems.insert(0, "interrupted: the draws stop where the sampler was stopped")
-    return model.result_class(
+    return Fit(
         model, idata, method, "mcmc", n_iter=result.n_iter, converged=True, problems=problems
     )
 

@@ -19,7 +19,7 @@ from bayesvm.drivers import run_mcmc
 from bayesvm.linalg import cholesky_lower, cholesky_solve, triangular_solve
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.registry import register
-from bayesvm.results import RegressionFit
+from bayesvm.results import Fit
 from bayesvm.samplers.diagnostics import mcmc_fit
 
 __all__ = ["LinearGibbsState", "make_linear_gibbs_kernel", "fit_linear_gibbs"]
@@ -78,7 +78,7 @@ def fit_linear_gibbs(
     chains: int = 4,
     seed=None,
     progressbar: bool = True,
-) -> RegressionFit:
+) -> Fit:
     """Fit by exact blocked Gibbs sampling.
 
     Parameters

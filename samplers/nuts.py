@@ -103,7 +103,7 @@ def fit_nuts(
     # nutpie also stores the unconstrained values (``nu_log__``): keep the canonical variables.
     idata.posterior = idata.posterior[var_names]
     attach_data(idata, model)
-    return model.result_class(
+    return Fit(
         model,
         idata,
         "nuts",

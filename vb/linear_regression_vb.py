@@ -24,7 +24,7 @@ from bayesvm.linalg import (
 )
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.registry import register
-from bayesvm.results import RegressionFit, build_idata
+from bayesvm.results import Fit, build_idata
 
 __all__ = ["LinearVBState", "make_linear_vb_step", "fit_linear_vb"]
 
@@ -117,7 +117,7 @@ def _supports(model) -> bool:
 @register("vb", _supports)
 def fit_linear_vb(
     model: LinearRegression, *, tol: float = 1e-5, max_iter: int = 500, draws: int = 1000, seed=None
-) -> RegressionFit:
+) -> Fit:
     """Fit by VB (``vb_linear_fit.m`` / ``vb_linear_fit_ard.m``).
 
     With ``alpha`` learned the ascent runs from ``E(alpha) = c0 / d0`` (the paper's start) and
@@ -172,7 +172,7 @@ def fit_linear_vb(
         coords={"feature": model.feature_names, "feature_": model.feature_names},
     )
     idata = build_idata(model, posterior, variational=group)
-    return RegressionFit(
+    return Fit(
         model,
         idata,
         "vb",

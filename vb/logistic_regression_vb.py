@@ -34,7 +34,7 @@ from bayesvm.linalg import (
 )
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
-from bayesvm.results import LogisticFit, build_idata
+from bayesvm.results import Fit, build_idata
 
 __all__ = [
     "LogitVBState",
@@ -135,7 +135,7 @@ def fit_logit_vb(
     max_iter: int = 500,
     draws: int = 1000,
     seed=None,
-) -> LogisticFit:
+) -> Fit:
     """Fit by VB with batch ``xi`` updates.
 
     The ascent runs from ``E(alpha) = a0 / b0`` (the paper's start) and from ``E(alpha) = 1``
@@ -174,7 +174,7 @@ def logit_vb_result(
     draws: int,
     seed,
     alpha_shape_rate: tuple[float, np.ndarray] | None = None,
-) -> LogisticFit:
+) -> Fit:
     """The fit: draws from ``Q``, and the paper's outputs in the ``variational`` group.
 
     ``state`` carries ``w``, ``V``, ``invV``, ``logdetV`` and ``xi``; ``alpha_shape_rate`` is
@@ -207,7 +207,7 @@ def logit_vb_result(
         variational["bn"] = (alpha_dims, bn)
         variational["E_a"] = (alpha_dims, an / bn)
     idata = build_idata(model, posterior, variational=variational)
-    return LogisticFit(
+    return Fit(
         model,
         idata,
         "vb",

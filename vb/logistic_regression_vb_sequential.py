@@ -36,7 +36,7 @@ from bayesvm.drivers import run_ascent
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky, weighted_gram
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.registry import register
-from bayesvm.results import LogisticFit
+from bayesvm.results import Fit
 from bayesvm.vb.logistic_regression_vb import logit_vb_result
 
 __all__ = ["SequentialLogitState", "make_sequential_sweep", "fit_logit_vb_sequential"]
@@ -148,7 +148,7 @@ def fit_logit_vb_sequential(
     max_iter: int = 500,
     draws: int = 1000,
     seed=None,
-) -> LogisticFit:
+) -> Fit:
     """Fit the model without hyperprior by VB with sequential ``xi`` updates.
 
     Parameters

@@ -1,0 +1,20 @@
+"""Blocks: the conditionally conjugate pieces every model is composed of (:mod:`.base`)."""
+
+from bayesvm.blocks.base import DRIVERS, Block, block_drivers
+from bayesvm.blocks.coefficients import CoefficientStats, GaussianCoefficients, Segment
+from bayesvm.blocks.gaussian_priors import FixedPrecision, GammaPrecision, PriorStats
+from bayesvm.blocks.hinge import HingeAugmentation, LikelihoodStats
+
+__all__ = [
+    "DRIVERS",
+    "Block",
+    "block_drivers",
+    "CoefficientStats",
+    "GaussianCoefficients",
+    "Segment",
+    "FixedPrecision",
+    "GammaPrecision",
+    "PriorStats",
+    "HingeAugmentation",
+    "LikelihoodStats",
+]

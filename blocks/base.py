@@ -1,0 +1,135 @@
+"""What a block is: a group of variables with a conditionally conjugate complete conditional.
+
+A model is an ordered list of blocks (ARCHITECTURE.md, "Blocks"). Each block's complete
+conditional is an exponential family whose parameters are (multi)linear in the other blocks'
+*statistics*, so one conditional, written once, serves every driver (Blei, Kucukelbir &
+McAuliffe 2017, section 4.3; Hoffman, Blei, Wang & Paisley 2013, section 2):
+
+* Gibbs (:mod:`bayesvm.samplers.gibbs`): ``sample(conditional(stats), rng)`` with the other
+  blocks' statistics taken at their current values;
+* mean-field VB / CAVI (:mod:`bayesvm.vb.cavi`): ``q(block) = conditional(stats)`` with the
+  other blocks' statistics taken as expectations under ``q``, ``expected_stats(q)``;
+* EM / ECME (:mod:`bayesvm.samplers.em`): ``expected_stats`` of the conditional for the
+  *latent* blocks (E-step), ``mode(conditional(stats))`` for the others (M- and CM-steps).
+
+Statistics are what a block shows the others: a value's (Gibbs, EM) or an expectation's (VB)
+of the same named quantities, so the conditional cannot tell which driver calls it.
+
+Each factor of the joint density is *owned* by exactly one block: a prior block owns the
+prior of the variables it governs and its own hyperprior, a likelihood block owns the data
+factor. A block's term of the variational bound is the expectation of its factors plus its
+entropy, so the bound is the sum of the blocks' terms; EM's objective is the sum of their
+log densities with the latent blocks integrated out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["Block", "Stats", "DRIVERS", "block_drivers"]
+
+Stats = Mapping[str, object]
+"""The statistics of every block visited so far, by block name."""
+
+#: Drivers a block may support.
+DRIVERS = ("gibbs", "vb", "em")
+
+
+class Block:
+    """One group of variables of a model and its complete conditional.
+
+    Attributes
+    ----------
+    name : str
+        Key of the block's statistics in the drivers' state.
+    drivers : frozenset of str
+        The drivers of :data:`DRIVERS` that can use this block.
+    latent : bool
+        An augmentation variable that EM integrates out (its E-step takes expectations)
+        rather than maximises over.
+    learned : bool
+        A hyperparameter with a prior of its own: EM over a model with such a block is
+        Polson-Scott's ECME (its CM-step maximises over it).
+    var_names : tuple of str
+        Posterior variables the block reports (``record`` / ``draw_q`` keys).
+    dims : dict
+        Dimensions of each reported variable (scalars omitted).
+    """
+
+    name: str = ""
+    drivers: frozenset = frozenset(DRIVERS)
+    latent: bool = False
+    learned: bool = False
+    var_names: tuple[str, ...] = ()
+    dims: dict = {}
+
+    # -- every driver -----------------------------------------------------------------------
+    def conditional(self, stats: Stats):
+        """Parameters of the complete conditional given the other blocks' statistics."""
+        raise NotImplementedError
+
+    # -- Gibbs ------------------------------------------------------------------------------
+    def initial_value(self, stats: Stats, rng: np.random.Generator):
+        """Statistics of a dispersed starting value (default: a draw from the conditional)."""
+        return self.sample(self.conditional(stats), rng)
+
+    def sample(self, params, rng: np.random.Generator):
+        """Statistics of a draw from the conditional."""
+        raise NotImplementedError
+
+    def record(self, stats) -> dict[str, np.ndarray]:
+        """The reported posterior variables at a value (Gibbs draws, EM mode)."""
+        return {}
+
+    # -- VB ---------------------------------------------------------------------------------
+    def initial_stats(self, stats: Stats, start=None):
+        """Expected statistics before the first update (``start``: an alternative start)."""
+        raise NotImplementedError
+
+    #: Alternative starting points of the ascent (VB keeps the one with the larger bound).
+    starts: tuple = (None,)
+
+    def expected_stats(self, params):
+        """Statistics as expectations under ``q = params``."""
+        raise NotImplementedError
+
+    def bound_term(self, params, stats: Stats) -> float:
+        """Expectation of the factors the block owns plus its entropy (0 if it owns none)."""
+        return 0.0
+
+    def draw_q(self, params, rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
+        """``size`` draws of the reported variables from ``q``."""
+        return {}
+
+    def variational(self, params) -> dict[str, tuple[list[str], object]]:
+        """``q``'s parameters for the ``variational`` group, as ``name: (dims, value)``."""
+        return {}
+
+    def variational_coords(self) -> dict:
+        """Coordinates of dimensions :meth:`variational` adds beyond the model's."""
+        return {}
+
+    # -- EM ---------------------------------------------------------------------------------
+    def mode(self, params):
+        """Statistics at the mode of the conditional (M-step; E-step: ``expected_stats``)."""
+        raise NotImplementedError
+
+    def log_density(self, stats: Stats) -> float:
+        """Log of the factors the block owns at the current values (latent blocks: with
+        themselves integrated out), up to a constant. EM's objective is the sum.
+        """
+        return 0.0
+
+    # -- PyMC -------------------------------------------------------------------------------
+    def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
+        """Declare the block's statements in the current PyMC model, reading and adding to
+        ``variables`` (blocks that PyMC integrates out, such as augmentations, declare
+        nothing).
+        """
+
+
+def block_drivers(blocks) -> list[str]:
+    """The drivers every block supports, in the order of :data:`DRIVERS`."""
+    return [driver for driver in DRIVERS if all(driver in block.drivers for block in blocks)]

@@ -1,0 +1,172 @@
+"""The Gaussian coefficient block ``theta``, whose design does the linear algebra.
+
+Given the likelihood block's weights ``w_i`` and responses ``r_i`` and the prior blocks'
+precisions, the complete conditional of ``theta`` is Gaussian with
+
+    ``P = C^T diag(w) C + diag(prior precision)``,  mean ``P^-1 C^T r``:
+
+* hinge (Polson-Scott eq. 9-10, Luts-Ormerod App. A / Algorithm 2 lines 2-3):
+  ``w = 1/a`` and ``r = y (1 + 1/a)``, values for Gibbs, ``E_q[1/a]`` for VB;
+* Jaakkola-Jordan (Drugowitsch eq. 49-50 / 72-73, VB): ``w = 2 lambda(xi)``, ``r = y / 2``.
+
+The design (:mod:`bayesvm.models.design`: one dense Cholesky, or the Schur complement of a
+random intercept) factors ``P`` and gives draws, ``dg(P^-1)`` and ``dg(C P^-1 C^T)``; no driver
+sees the structure. The block's statistics are the mean (or value) of ``theta``, its second
+moments, and the mean and variance of the linear predictor ``f = C theta``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from bayesvm.blocks.base import Block
+
+__all__ = ["GaussianCoefficients", "CoefficientStats", "Segment", "LOG_2PI"]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class CoefficientStats(NamedTuple):
+    """What a coefficient block shows the others."""
+
+    mean: np.ndarray  # E[theta] (the value for Gibbs and EM)
+    square: np.ndarray  # E[t theta_j^2], t the block's own scale (1 here)
+    f_mean: np.ndarray  # E[f], f = C theta
+    f_var: np.ndarray | float  # Var[f_i] (0 at a value)
+    log_scale: float = 0.0  # E log t
+
+
+class Segment(NamedTuple):
+    """A named part of ``theta`` and the prior block that governs it."""
+
+    name: str  # posterior variable, e.g. "beta", "u", "w"
+    dim: str  # its dimension
+    slice: slice
+    prior: Block
+
+
+class GaussianConditional(NamedTuple):
+    """``N(mean, P^-1)`` with ``P`` held factored by the design."""
+
+    gaussian: object  # DenseGaussian or GroupedGaussian
+    mean: np.ndarray
+
+
+class GaussianCoefficients(Block):
+    """Coefficients ``theta = (segments...)`` with Gaussian priors and a linear predictor.
+
+    Parameters
+    ----------
+    design : DenseDesign or GroupedDesign
+        The training design ``C``.
+    segments : list of Segment
+        The parts of ``theta`` in order, each with its prior block.
+    likelihood : str
+        Name of the block whose ``weights`` and ``response`` statistics enter ``P`` and the
+        mean.
+    coefficient_names : list of str
+        Labels of the entries of ``theta`` (the covariance's coordinates).
+    """
+
+    name = "theta"
+
+    def __init__(self, design, segments, likelihood: str, coefficient_names: list):
+        self.design = design
+        self.segments = list(segments)
+        self.likelihood = likelihood
+        self.var_names = tuple(segment.name for segment in self.segments)
+        self.dims = {segment.name: [segment.dim] for segment in self.segments}
+        self.coefficient_names = list(coefficient_names)
+        self.size = design.n_coefficients
+
+    # -- conditional ------------------------------------------------------------------------
+    def conditional(self, stats) -> GaussianConditional:
+        """``P = C^T diag(w) C + diag(prior precision)`` and the mean ``P^-1 C^T r``."""
+        likelihood = stats[self.likelihood]
+        precision = np.concatenate([stats[s.prior.name].precision for s in self.segments])
+        gaussian = self.design.gaussian(likelihood.weights, precision)
+        return GaussianConditional(
+            gaussian, gaussian.solve(self.design.transpose_times(likelihood.response))
+        )
+
+    def _at(self, theta: np.ndarray) -> CoefficientStats:
+        return CoefficientStats(theta, theta**2, self.design.predictor(theta), 0.0)
+
+    # -- Gibbs ------------------------------------------------------------------------------
+    def initial_value(self, stats, rng) -> CoefficientStats:
+        """A dispersed start, ``theta ~ N(0, I)`` (Polson-Scott section 5)."""
+        return self._at(rng.standard_normal(self.size))
+
+    def sample(self, params: GaussianConditional, rng) -> CoefficientStats:
+        """``theta ~ N(mean, P^-1)`` through the factor of ``P``."""
+        return self._at(params.gaussian.draw(params.mean, rng))
+
+    def record(self, stats: CoefficientStats) -> dict[str, np.ndarray]:
+        """Each segment's value."""
+        return {s.name: stats.mean[s.slice] for s in self.segments}
+
+    # -- VB ---------------------------------------------------------------------------------
+    def expected_stats(self, params: GaussianConditional) -> CoefficientStats:
+        """Moments under ``q = N(mean, P^-1)``: ``dg(P^-1)`` and ``dg(C P^-1 C^T)`` from the
+        factor (``O(n K^2)``, no inverse of ``P``).
+        """
+        gaussian, mean = params
+        variance = gaussian.coefficient_variance()
+        return CoefficientStats(
+            mean,
+            mean**2 + variance,
+            self.design.predictor(mean),
+            gaussian.predictor_variance(),
+        )
+
+    def bound_term(self, params: GaussianConditional, stats) -> float:
+        """The entropy of ``q``, ``K (1 + log 2 pi) / 2 - log |P| / 2``."""
+        return 0.5 * self.size * (1.0 + LOG_2PI) - 0.5 * params.gaussian.log_det_precision()
+
+    def draw_q(self, params: GaussianConditional, rng, size: int) -> dict[str, np.ndarray]:
+        """Draws of every segment from ``q``."""
+        theta = params.gaussian.draw(params.mean, rng, size=size)
+        return {s.name: theta[:, s.slice] for s in self.segments}
+
+    def variational(self, params: GaussianConditional) -> dict:
+        """Each segment's mean and variance; the covariance where the design is dense
+        (``V``, ``invV`` and ``logdetV`` of a single segment as in Drugowitsch's code, else
+        ``covariance`` over all coefficients).
+        """
+        gaussian, mean = params
+        variance = gaussian.coefficient_variance()
+        group = {}
+        for s in self.segments:
+            group[f"{s.name}_mean"] = ([s.dim], mean[s.slice])
+            group[f"{s.name}_variance"] = ([s.dim], variance[s.slice])
+        if not hasattr(gaussian, "covariance"):  # structured q: the covariance is not formed
+            return group
+        if len(self.segments) == 1:
+            dim = self.segments[0].dim
+            group["V"] = ([dim, f"{dim}_"], gaussian.covariance())
+            group["invV"] = ([dim, f"{dim}_"], gaussian.precision())
+            group["logdetV"] = ((), -gaussian.log_det_precision())
+        else:
+            group["covariance"] = (["coefficient", "coefficient_"], gaussian.covariance())
+        return group
+
+    def variational_coords(self) -> dict:
+        """Coordinates of the covariance's second dimension (or of both)."""
+        if len(self.segments) == 1:
+            return {f"{self.segments[0].dim}_": self.coefficient_names}
+        return {"coefficient": self.coefficient_names, "coefficient_": self.coefficient_names}
+
+    # -- EM ---------------------------------------------------------------------------------
+    def mode(self, params: GaussianConditional) -> CoefficientStats:
+        """The conditional's mode, its mean."""
+        return self._at(params.mean)
+
+    # -- PyMC -------------------------------------------------------------------------------
+    def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
+        """Declare each segment with its prior; ``f`` is the linear predictor."""
+        for s in self.segments:
+            variables[s.name] = s.prior.declare_segment(s.name, s.dim, variables, noncentered)
+        parts = [(s.slice, variables[s.name]) for s in self.segments]
+        variables["f"] = self.design.symbolic_predictor(parts)

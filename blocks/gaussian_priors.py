@@ -1,0 +1,297 @@
+"""Gaussian priors on a segment of coefficients: a fixed precision, or a learned Gamma one.
+
+Both show the coefficient block one statistic, the expected prior ``precision`` of each
+coefficient of their segment, and own the prior factor of the segment (module docstring of
+:mod:`bayesvm.blocks.base`).
+
+* :class:`FixedPrecision` -- ``theta_j ~ N(0, 1 / precision_j)``: the vague prior on
+  ``beta`` (Luts-Ormerod eq. 5) and the ridge with a fixed penalty (section 2.3).
+* :class:`GammaPrecision` -- ``theta_j | lambda ~ N(0, c_j^2 / (lambda t))``, ``lambda ~
+  Gamma(A, B)`` with one ``lambda`` for the segment or one per coefficient (ARD), and ``t``
+  the coefficient block's own scale (the noise precision ``tau`` of Drugowitsch's eq. 3, else
+  1). It is the learned penalty ``s2 = 1 / lambda ~ IG(A, B)`` of Luts-Ormerod section 3.1 and
+  Polson-Scott's ridge, and Drugowitsch's ``alpha`` (eq. 4, 24, 40, 69). Its conditional,
+  for Gibbs and VB alike, is ``Gamma(A + k/2, B + sum_j E[t theta_j^2] / (2 c_j^2))`` over the
+  ``k`` coefficients sharing a ``lambda``: Luts-Ormerod App. A / Algorithm 2 line 4 (``s2``),
+  Drugowitsch eq. 11-15 / 31-32 / 52-55 / 74-75 (``alpha``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+import numpy as np
+from scipy.special import digamma, gammaln
+
+from bayesvm.blocks.base import Block
+
+__all__ = ["FixedPrecision", "GammaPrecision", "PriorStats"]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class PriorStats(NamedTuple):
+    """What a prior shows the coefficient block, and its own value (Gibbs, EM)."""
+
+    precision: np.ndarray  # (expected) prior precision of each coefficient of the segment
+    value: object = None  # lambda (Gibbs draw or EM mode); None for expectations
+
+
+def _segment_log_prior(precision, log_precision_sum, coefficient_stats, segment) -> float:
+    """``E log N(theta_s | 0, 1 / (precision t))`` summed over the segment, given
+    ``sum_j E log precision_j``.
+    """
+    square = coefficient_stats.square[segment]
+    k = square.shape[0]
+    return 0.5 * (log_precision_sum + k * coefficient_stats.log_scale - k * LOG_2PI) - 0.5 * float(
+        np.sum(precision * square)
+    )
+
+
+class FixedPrecision(Block):
+    """``theta_s ~ N(0, diag(1 / precision))`` with a known precision (no variables)."""
+
+    learned = False
+
+    def __init__(self, name: str, precision: np.ndarray, coefficients: str, segment: slice):
+        self.name = name
+        self.coefficients = coefficients
+        self.segment = segment
+        self.stats = PriorStats(np.asarray(precision, dtype=float))
+        self.log_precision_sum = float(np.sum(np.log(self.stats.precision)))
+
+    def conditional(self, stats):
+        """Nothing to condition on."""
+        return None
+
+    def sample(self, params, rng):
+        """The constant precision."""
+        return self.stats
+
+    initial_value = sample
+
+    def initial_stats(self, stats, start=None):
+        """The constant precision."""
+        return self.stats
+
+    def expected_stats(self, params):
+        """The constant precision."""
+        return self.stats
+
+    mode = expected_stats
+
+    def bound_term(self, params, stats) -> float:
+        """``E log N(theta_s | 0, 1 / precision)``."""
+        return _segment_log_prior(
+            self.stats.precision, self.log_precision_sum, stats[self.coefficients], self.segment
+        )
+
+    def log_density(self, stats) -> float:
+        """``log N(theta_s | 0, 1 / precision)`` up to a constant."""
+        square = stats[self.coefficients].square[self.segment]
+        return -0.5 * float(np.sum(self.stats.precision * square))
+
+    def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
+        """``name ~ N(0, scale^2 / precision)`` in the current PyMC model."""
+        import pymc as pm
+
+        return pm.Normal(name, 0.0, sigma=scale / np.sqrt(self.stats.precision), dims=dims)
+
+
+class GammaPrecision(Block):
+    """A learned prior precision ``lambda ~ Gamma(shape, rate)``, shared or per coefficient.
+
+    Parameters
+    ----------
+    name : str
+        Block name (its statistics' key).
+    shape, rate : float
+        ``A``, ``B`` of the Gamma prior on ``lambda`` (an ``IG(A, B)`` prior on ``1/lambda``).
+    coefficients : str
+        Name of the coefficient block whose segment this is the prior of.
+    segment : slice
+        The coefficients governed.
+    scale : ndarray
+        ``c_j``: the prior variance of ``theta_j`` is ``c_j^2 / lambda``.
+    ard : bool
+        One ``lambda`` per coefficient instead of one for the segment.
+    report : {"precision", "variance", "sd"}
+        Reported as ``lambda``, ``1 / lambda`` or ``lambda^-1/2``, under ``report_name``.
+    report_name : str
+        The posterior variable: ``alpha`` (Drugowitsch), ``sigma2_u`` (Luts-Ormerod), ``nu``
+        (Polson-Scott's ridge scale).
+    dims : list of str
+        Dimensions of the reported variable with ARD.
+    mode_of : {"precision", "variance"}
+        The parameterisation whose mode the ECME CM-step takes (and whose density EM's
+        objective uses): Polson-Scott section 3.3 takes the mode of ``s2 = 1 / lambda``.
+    starts : tuple
+        VB's initial ``E[lambda]`` values (None: the prior mean ``A / B``); VB keeps the ascent
+        with the larger bound (:func:`bayesvm.drivers.run_ascent_from`).
+    q_names : tuple of str
+        Names of ``q(lambda)``'s shape, rate and (or None) mean in the ``variational`` group.
+    """
+
+    learned = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        shape: float,
+        rate: float,
+        coefficients: str,
+        segment: slice,
+        scale: np.ndarray,
+        ard: bool = False,
+        report: Literal["precision", "variance", "sd"] = "precision",
+        report_name: str = "alpha",
+        dims: list | None = None,
+        mode_of: Literal["precision", "variance"] = "precision",
+        starts: tuple = (None,),
+        q_names: tuple = ("shape", "rate", None),
+    ):
+        self.name = name
+        self.shape, self.rate = float(shape), float(rate)
+        self.coefficients = coefficients
+        self.segment = segment
+        self.inv_scale2 = 1.0 / np.asarray(scale, dtype=float) ** 2
+        self.size = self.inv_scale2.shape[0]
+        self.ard = ard
+        self.report, self.mode_of = report, mode_of
+        self.var_names = (report_name,)
+        self.dims = {report_name: list(dims or [])} if ard else {}
+        self.starts = starts
+        self.q_names = q_names
+        n_groups = self.size if ard else 1
+        self.shape_q = self.shape + (0.5 if ard else 0.5 * self.size)
+        # sum_j log c_j^-2, and the part of the bound free of q's rate (see bound_term)
+        self.log_inv_scale2_sum = float(np.sum(np.log(self.inv_scale2)))
+        self.bound_constant = n_groups * (
+            self.shape * np.log(self.rate)
+            - gammaln(self.shape)
+            + gammaln(self.shape_q)
+            + self.shape_q
+            + (self.shape - self.shape_q) * digamma(self.shape_q)
+        )
+
+    # -- conditional ------------------------------------------------------------------------
+    def conditional(self, stats) -> np.ndarray:
+        """Rate(s) of ``Gamma(A + k/2, B + sum_j E[t theta_j^2] / (2 c_j^2))`` (shape fixed)."""
+        scaled = stats[self.coefficients].square[self.segment] * self.inv_scale2
+        if self.ard:
+            return self.rate + 0.5 * scaled
+        return np.array([self.rate + 0.5 * float(np.sum(scaled))])
+
+    def _precision(self, lam) -> np.ndarray:
+        return lam * self.inv_scale2 if self.ard else float(lam[0]) * self.inv_scale2
+
+    def _reported(self, lam: np.ndarray) -> np.ndarray:
+        value = lam if self.ard else lam[..., 0]
+        if self.report == "variance":
+            return 1.0 / value
+        if self.report == "sd":
+            return np.sqrt(1.0 / value)
+        return value
+
+    # -- Gibbs ------------------------------------------------------------------------------
+    def sample(self, rate: np.ndarray, rng) -> PriorStats:
+        """``lambda ~ Gamma(A + k/2, rate)``."""
+        lam = rng.gamma(self.shape_q, 1.0 / rate)
+        return PriorStats(self._precision(lam), lam)
+
+    def record(self, stats: PriorStats) -> dict[str, np.ndarray]:
+        """The reported variable at ``lambda``."""
+        return {self.var_names[0]: self._reported(stats.value)}
+
+    # -- VB ---------------------------------------------------------------------------------
+    def initial_stats(self, stats, start=None) -> PriorStats:
+        """``E[lambda] = start``, or the prior mean ``A / B``."""
+        mean = self.shape / self.rate if start is None else start
+        return PriorStats(mean * self.inv_scale2)
+
+    def expected_stats(self, rate: np.ndarray) -> PriorStats:
+        """``E[lambda] = (A + k/2) / rate``."""
+        return PriorStats(self._precision(self.shape_q / rate))
+
+    def bound_term(self, rate: np.ndarray, stats) -> float:
+        """``E log p(theta_s | lambda) + E log Gamma(lambda | A, B) - E log q(lambda)``.
+
+        With ``q = Gamma(A_q, B_q)``, ``E log lambda = psi(A_q) - log B_q`` and ``E lambda =
+        A_q / B_q``, the last two terms are, per ``lambda``, ``A log B - log Gamma(A) +
+        log Gamma(A_q) + A_q + (A - A_q) psi(A_q) - A log B_q - B A_q / B_q``.
+        """
+        mean = self.shape_q / rate
+        multiplicity = 1.0 if self.ard else float(self.size)
+        log_mean = digamma(self.shape_q) - np.log(rate)
+        log_precision_sum = multiplicity * float(np.sum(log_mean)) + self.log_inv_scale2_sum
+        return (
+            _segment_log_prior(
+                self._precision(mean), log_precision_sum, stats[self.coefficients], self.segment
+            )
+            + self.bound_constant
+            - float(np.sum(self.shape * np.log(rate) + self.rate * mean))
+        )
+
+    def draw_q(self, rate: np.ndarray, rng, size: int) -> dict[str, np.ndarray]:
+        """Draws of the reported variable from ``q(lambda)``."""
+        lam = rng.gamma(self.shape_q, 1.0 / rate, size=(size, rate.shape[0]))
+        return {self.var_names[0]: self._reported(lam)}
+
+    def variational(self, rate: np.ndarray) -> dict:
+        """``q(lambda)``'s shape, rate(s) and mean(s)."""
+        dims = self.dims.get(self.var_names[0], [])
+        rate_value = rate if self.ard else float(rate[0])
+        shape_name, rate_name, mean_name = self.q_names
+        group = {shape_name: ((), self.shape_q), rate_name: (dims, rate_value)}
+        if mean_name is not None:
+            group[mean_name] = (dims, self.shape_q / rate_value)
+        return group
+
+    # -- EM ---------------------------------------------------------------------------------
+    def mode(self, rate: np.ndarray) -> PriorStats:
+        """Mode of ``lambda``, or of ``1 / lambda`` (``mode_of``), under the conditional."""
+        if self.mode_of == "variance":
+            lam = (self.shape_q + 1.0) / rate
+        else:
+            lam = (self.shape_q - 1.0) / rate
+        return PriorStats(self._precision(lam), lam)
+
+    def log_density(self, stats) -> float:
+        """``log N(theta_s | 0, c^2 / lambda) + log p(lambda)`` in ``mode_of``'s
+        parameterisation, up to a constant.
+        """
+        lam = stats[self.name].value
+        square = stats[self.coefficients].square[self.segment]
+        multiplicity = 1.0 if self.ard else float(self.size)
+        # log Gamma(lambda | A, B), or log IG(1/lambda | A, B) = (A + 1) log lambda - B lambda
+        exponent = self.shape + 1.0 if self.mode_of == "variance" else self.shape - 1.0
+        return float(
+            np.sum((0.5 * multiplicity + exponent) * np.log(lam) - self.rate * lam)
+        ) - 0.5 * float(np.sum(self._precision(lam) * square))
+
+    # -- PyMC -------------------------------------------------------------------------------
+    def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
+        """Declare ``lambda`` (as the reported variable) and the segment ``name``;
+        ``noncentered`` writes ``name = sd * z`` with ``z ~ N(0, I)``.
+        """
+        import pymc as pm
+
+        reported = self.var_names[0]
+        ard_dims = self.dims.get(reported)
+        if self.report == "precision":
+            lam = pm.Gamma(reported, alpha=self.shape, beta=self.rate, dims=ard_dims)
+            variance = 1.0 / lam
+        elif self.report == "variance":
+            variance = pm.InverseGamma(reported, alpha=self.shape, beta=self.rate, dims=ard_dims)
+        else:
+            variance = pm.InverseGamma(
+                f"{reported}_squared", alpha=self.shape, beta=self.rate, dims=ard_dims
+            )
+            pm.Deterministic(reported, pm.math.sqrt(variance), dims=ard_dims)
+        variables[reported] = variance
+        sd = scale * pm.math.sqrt(variance / self.inv_scale2)
+        if noncentered:
+            z = pm.Normal(f"{name}_standardized", 0.0, 1.0, dims=dims)
+            return pm.Deterministic(name, sd * z, dims=dims)
+        return pm.Normal(name, 0.0, sigma=sd, dims=dims)

@@ -1,0 +1,98 @@
+"""What every model composed of blocks derives from them: variables, PyMC model, methods."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from bayesvm.blocks import block_drivers
+
+__all__ = ["BlockModel"]
+
+
+class BlockModel:
+    """A model stated once as its blocks (:mod:`bayesvm.blocks`); every backend reads them.
+
+    A subclass builds :meth:`build_blocks` (the first block is the coefficient block, the
+    others in the order Gibbs and VB visit them) and sets its papers' stopping rules in
+    ``vb_settings`` and chain lengths in ``gibbs_settings``.
+    """
+
+    #: VB stopping rule: bound increase below ``tol`` (relative to the bound's size when
+    #: ``relative``), at most ``max_iter`` iterations.
+    vb_settings = {"tol": 1e-10, "max_iter": 10_000, "relative": False}
+    #: Gibbs chain length per chain: kept ``draws`` after ``tune`` burn-in.
+    gibbs_settings = {"draws": 5000, "tune": 5000}
+
+    def build_blocks(self) -> list:
+        """The model's blocks in visiting order (defined by each model)."""
+        raise NotImplementedError
+
+    @cached_property
+    def blocks(self) -> list:
+        """The model's blocks, built once."""
+        return self.build_blocks()
+
+    @property
+    def coefficients(self):
+        """The coefficient block (the first)."""
+        return self.blocks[0]
+
+    @property
+    def drivers(self) -> list[str]:
+        """The drivers every block supports ("gibbs", "vb", "em")."""
+        return block_drivers(self.blocks)
+
+    @property
+    def learned(self) -> bool:
+        """Whether a block is a hyperparameter with its own prior (EM over it is ECME)."""
+        return any(block.learned for block in self.blocks)
+
+    @property
+    def var_names(self) -> tuple[str, ...]:
+        """Canonical posterior variables, identical for every backend."""
+        return tuple(name for block in self.blocks for name in block.var_names)
+
+    @property
+    def dims(self) -> dict[str, list[str]]:
+        """Dimensions of each posterior variable (scalars omitted)."""
+        return {name: dims for block in self.blocks for name, dims in block.dims.items()}
+
+    def to_pymc(self, noncentered: bool = False):
+        """The model as a PyMC specification, assembled from its blocks' statements.
+
+        ``noncentered`` writes a learned Gaussian segment as ``sd * z`` with ``z ~ N(0, I)``,
+        the parameterisation NUTS needs when the data say little about each coefficient
+        (few rows per group of a random intercept).
+        """
+        import pymc as pm
+
+        with pm.Model(coords=self.coords) as model:
+            variables: dict = {}
+            for block in self.blocks:
+                block.to_pymc(variables, noncentered)
+        return model
+
+    # -- predictions (Fit delegates here; a model overrides what it offers) -----------------
+    def predictor(self, X_new, theta, **kwargs):
+        """The linear predictor at new inputs for coefficients ``theta`` (``(..., K)``)."""
+        raise NotImplementedError
+
+    def predict(self, fit, X_new, **kwargs):
+        """Point predictions of ``fit`` at new inputs."""
+        raise NotImplementedError
+
+    def predict_proba(self, fit, X_new, max_draws: int = 1000, **kwargs):
+        """Class probabilities (classifiers only)."""
+        raise ValueError(
+            f"{type(self).__name__} is a regression: it has no class probabilities; "
+            "use predictive_interval"
+        )
+
+    def predictive(self, fit, X_new):
+        """Closed-form predictive density (regressions only)."""
+        raise ValueError(
+            f"{type(self).__name__} is a classifier: it has no predictive density of y; "
+            "use predict_proba"
+        )
+
+    predictive_interval = predictive
