@@ -136,7 +136,7 @@ class LinearPredictorSVM(BlockModel):
         beta_prior = FixedPrecision(
             "beta_prior", np.full(p, 1.0 / self.sigma2_beta), "theta", slice(0, p)
         )
-        u_prior, penalty_blocks = self.penalty.blocks("theta", slice(p, k))
+        u_prior, penalty_blocks = self.penalty.blocks("theta", slice(p, k), self.effect_dim)
         names = [f"beta[{name}]" for name in self.fixed_names]
         names += [f"u[{name}]" for name in self.effect_names]
         theta = GaussianCoefficients(

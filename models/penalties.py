@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from bayesvm.blocks import FixedPrecision, GammaPrecision
+from bayesvm.blocks.laplace import LaplaceMixing, LaplaceScale
 
 __all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "Penalty"]
 
@@ -31,7 +32,7 @@ class FixedGaussian:
 
     variance: np.ndarray
 
-    def blocks(self, coefficients: str, segment: slice) -> tuple:
+    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
         """``(the segment's prior, blocks to visit)``: one constant-precision block."""
         prior = FixedPrecision("u_prior", 1.0 / np.asarray(self.variance), coefficients, segment)
         return prior, [prior]
@@ -51,7 +52,7 @@ class LearnedGaussian:
     rate: float
     report: Literal["sigma2_u", "nu"] = "sigma2_u"
 
-    def blocks(self, coefficients: str, segment: slice) -> tuple:
+    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
         """``(the segment's prior, blocks to visit)``: the Gamma precision ``1 / s2``.
 
         VB starts from ``E[1/s2] = 1`` (Luts-Ormerod Algorithm 2); ECME takes the mode of
@@ -86,17 +87,18 @@ class Laplace:
     shape: float
     rate: float
 
-    @property
-    def hyper_names(self) -> tuple[str, ...]:
-        """Posterior variables this prior adds besides ``u``."""
-        return () if self.nu is not None else ("nu",)
-
-    def to_pymc(self, dims: str, noncentered: bool = False):
-        """Declare ``nu`` (when learned) and ``u`` (``noncentered`` changes nothing here)."""
-        import pymc as pm
-
-        nu = self.nu if self.nu is not None else pm.InverseGamma("nu", self.shape, self.rate)
-        return pm.Laplace("u", 0.0, b=nu * self.scale, dims=dims)
+    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
+        """``(the segment's prior, blocks to visit)``: the mixing variances ``omega``, after
+        the learned scale ``nu`` when there is one (Polson-Scott's MCMC-SVM order: ``nu``
+        with ``omega`` integrated out, then ``omega``).
+        """
+        scale_block = None
+        if self.nu is None:
+            scale_block = LaplaceScale(self.shape, self.rate, coefficients, segment, self.scale)
+        mixing = LaplaceMixing(
+            coefficients, segment, self.scale, dim, nu=self.nu, scale_block=scale_block
+        )
+        return mixing, [block for block in (scale_block, mixing) if block is not None]
 
 
 Penalty = FixedGaussian | LearnedGaussian | Laplace
