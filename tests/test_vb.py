@@ -17,6 +17,9 @@ MODELS = {
     "ridge-fixed": lambda X, y: LinearSVM.from_arrays(X, y, alpha=0.5),
     "ridge-learned-std": lambda X, y: LinearSVM.from_arrays(X, y, feature_scale="std"),
     "mixed-penalized": lambda X, y: MixedSVM.penalized(X, y),
+    "lasso-fixed-std": lambda X, y: LinearSVM.from_arrays(
+        X, y, prior="lasso", alpha=0.5, feature_scale="std"
+    ),
 }
 
 
@@ -114,7 +117,7 @@ def test_identical_input_gives_identical_results():
         np.testing.assert_array_equal(first.idata.posterior[name], second.idata.posterior[name])
 
 
-@pytest.mark.parametrize("name", ["ridge-fixed", "mixed-penalized"])
+@pytest.mark.parametrize("name", ["ridge-fixed", "mixed-penalized", "lasso-fixed-std"])
 def test_vb_means_within_one_posterior_sd_of_gibbs(name):
     X, y = simulate_logistic(150, 4, seed=8)
     model = MODELS[name](X, y)
@@ -158,7 +161,37 @@ def test_separable_data_does_not_break_vb_or_gibbs(method):
         assert np.mean(fit.predict(X) == y) == 1.0
 
 
-def test_lasso_has_no_vb_and_the_error_lists_what_can_fit_it():
+def test_lasso_vb_term_equals_a_monte_carlo_expectation_over_q():
+    """The Laplace mixing block's bound term, ``E log N(u | 0, omega b^2) + E log Exp(omega |
+    1/2) - E log q(omega)`` with ``q(omega) = GIG(1/2, 1, chi)``, estimated by sampling ``u``
+    from a Gaussian ``q`` and ``omega`` from ``q(omega)`` (SciPy's ``geninvgauss``).
+    """
+    from scipy.stats import geninvgauss, norm
+
+    from bayesvm.blocks import CoefficientStats
+    from bayesvm.blocks.laplace import LaplaceMixing
+
+    mean, variance, nu, c = np.array([0.7, -0.2]), np.array([0.3, 0.05]), 0.8, np.array([1.0, 2.0])
+    block = LaplaceMixing("theta", slice(0, 2), c, "effect", nu=nu)
+    stats = {"theta": CoefficientStats(mean, mean**2 + variance, np.zeros(1), 0.0)}
+    params = block.conditional(stats)
+    rng = np.random.default_rng(0)
+    size = 400_000
+    terms = []
+    for j in range(2):
+        chi = (mean[j] ** 2 + variance[j]) / (nu * c[j]) ** 2
+        omega = np.sqrt(chi) * geninvgauss.rvs(0.5, np.sqrt(chi), size=size, random_state=rng)
+        u = rng.normal(mean[j], np.sqrt(variance[j]), size=size)
+        log_q = geninvgauss.logpdf(omega / np.sqrt(chi), 0.5, np.sqrt(chi)) - 0.5 * np.log(chi)
+        terms.append(
+            norm.logpdf(u, 0.0, np.sqrt(omega) * nu * c[j]) + np.log(0.5) - omega / 2 - log_q
+        )
+    total = np.sum(terms, axis=0)
+    standard_error = total.std() / np.sqrt(size)
+    assert abs(total.mean() - block.bound_term(params, stats)) < 4 * standard_error
+
+
+def test_lasso_with_a_learned_scale_has_no_vb_and_the_error_lists_what_can_fit_it():
     X, y = simulate_logistic(40, 2, seed=11)
     model = LinearSVM.from_arrays(X, y, prior="lasso")
     assert "vb" not in bayesvm.methods(model)
