@@ -176,26 +176,27 @@ class GammaPrecision(Block):
         )
 
     # -- conditional ------------------------------------------------------------------------
-    def conditional(self, stats) -> np.ndarray:
-        """Rate(s) of ``Gamma(A + k/2, B + sum_j E[t theta_j^2] / (2 c_j^2))`` (shape fixed)."""
+    def conditional(self, stats):
+        """Rate of ``Gamma(A + k/2, B + sum_j E[t theta_j^2] / (2 c_j^2))`` (shape fixed): a
+        float, or one per coefficient with ARD.
+        """
         scaled = stats[self.coefficients].square[self.segment] * self.inv_scale2
         if self.ard:
             return self.rate + 0.5 * scaled
-        return np.array([self.rate + 0.5 * float(np.sum(scaled))])
+        return self.rate + 0.5 * float(np.sum(scaled))
 
     def _precision(self, lam) -> np.ndarray:
-        return lam * self.inv_scale2 if self.ard else float(lam[0]) * self.inv_scale2
+        return lam * self.inv_scale2
 
-    def _reported(self, lam: np.ndarray) -> np.ndarray:
-        value = lam if self.ard else lam[..., 0]
+    def _reported(self, lam):
         if self.report == "variance":
-            return 1.0 / value
+            return 1.0 / lam
         if self.report == "sd":
-            return np.sqrt(1.0 / value)
-        return value
+            return np.sqrt(1.0 / lam)
+        return lam
 
     # -- Gibbs ------------------------------------------------------------------------------
-    def sample(self, rate: np.ndarray, rng) -> PriorStats:
+    def sample(self, rate, rng) -> PriorStats:
         """``lambda ~ Gamma(A + k/2, rate)``."""
         lam = rng.gamma(self.shape_q, 1.0 / rate)
         return PriorStats(self._precision(lam), lam)
@@ -210,11 +211,11 @@ class GammaPrecision(Block):
         mean = self.shape / self.rate if start is None else start
         return PriorStats(mean * self.inv_scale2)
 
-    def expected_stats(self, rate: np.ndarray) -> PriorStats:
+    def expected_stats(self, rate) -> PriorStats:
         """``E[lambda] = (A + k/2) / rate``."""
         return PriorStats(self._precision(self.shape_q / rate))
 
-    def bound_term(self, rate: np.ndarray, stats) -> float:
+    def bound_term(self, rate, stats) -> float:
         """``E log p(theta_s | lambda) + E log Gamma(lambda | A, B) - E log q(lambda)``.
 
         With ``q = Gamma(A_q, B_q)``, ``E log lambda = psi(A_q) - log B_q`` and ``E lambda =
@@ -233,23 +234,22 @@ class GammaPrecision(Block):
             - float(np.sum(self.shape * np.log(rate) + self.rate * mean))
         )
 
-    def draw_q(self, rate: np.ndarray, rng, size: int) -> dict[str, np.ndarray]:
+    def draw_q(self, rate, rng, size: int) -> dict[str, np.ndarray]:
         """Draws of the reported variable from ``q(lambda)``."""
-        lam = rng.gamma(self.shape_q, 1.0 / rate, size=(size, rate.shape[0]))
+        lam = rng.gamma(self.shape_q, 1.0 / rate, size=(size, *np.shape(rate)))
         return {self.var_names[0]: self._reported(lam)}
 
-    def variational(self, rate: np.ndarray) -> dict:
+    def variational(self, rate) -> dict:
         """``q(lambda)``'s shape, rate(s) and mean(s)."""
         dims = self.dims.get(self.var_names[0], [])
-        rate_value = rate if self.ard else float(rate[0])
         shape_name, rate_name, mean_name = self.q_names
-        group = {shape_name: ((), self.shape_q), rate_name: (dims, rate_value)}
+        group = {shape_name: ((), self.shape_q), rate_name: (dims, rate)}
         if mean_name is not None:
-            group[mean_name] = (dims, self.shape_q / rate_value)
+            group[mean_name] = (dims, self.shape_q / rate)
         return group
 
     # -- EM ---------------------------------------------------------------------------------
-    def mode(self, rate: np.ndarray) -> PriorStats:
+    def mode(self, rate) -> PriorStats:
         """Mode of ``lambda``, or of ``1 / lambda`` (``mode_of``), under the conditional."""
         if self.mode_of == "variance":
             lam = (self.shape_q + 1.0) / rate
