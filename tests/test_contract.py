@@ -19,6 +19,7 @@ FAST = {
 MODELS = {
     "ridge-fixed": LinearSVM.from_arrays(X, Y, alpha=0.5),
     "ridge-learned": LinearSVM.from_arrays(X, Y),
+    "lasso-fixed": LinearSVM.from_arrays(X, Y, prior="lasso", alpha=0.5),
     "lasso-learned": LinearSVM.from_arrays(X, Y, prior="lasso"),
     "mixed-penalized": MixedSVM.penalized(X, Y),
 }
