@@ -1,5 +1,5 @@
-"""EM-SVM and ECME-SVM (samplers/em_svm.py): external references, monotonicity, ECME's CM
-stationarity and the common InferenceData layout.
+"""EM-SVM and ECME-SVM (samplers/em.py, samplers/hinge_mode.py): external references,
+monotonicity, ECME's CM stationarity and the common InferenceData layout.
 
 External references: LIBSVM (``sklearn.svm.SVC``) for the ridge and an exact LP solver (HiGHS
 via ``scipy.optimize.linprog``) for the lasso. LIBSVM stores its kernel cache in single
@@ -18,7 +18,7 @@ from sklearn.svm import SVC
 
 import bayesvm
 from bayesvm.models import LinearSVM
-from bayesvm.samplers.em_svm import make_em_step
+from bayesvm.samplers.em import make_em_step
 
 
 def blobs(seed, n=200, d=10, sep=3.0):
@@ -76,7 +76,7 @@ def libsvm(X, y, alpha):
 
 def objective(model, beta, u):
     value, _, _ = make_em_step(model)
-    return value(np.concatenate([beta, u]), float("nan"))
+    return value(np.concatenate([beta, u]))
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.1, 1.0])
@@ -253,3 +253,4 @@ def test_methods_and_clear_error_for_unsupported_pairs():
         bayesvm.fit(fixed_ridge, method="ecme")
     with pytest.raises(ValueError, match="method 'em' cannot fit"):
         bayesvm.fit(learned_lasso, method="em")
+
