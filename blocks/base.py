@@ -10,7 +10,9 @@ McAuliffe 2017, section 4.3; Hoffman, Blei, Wang & Paisley 2013, section 2):
 * mean-field VB / CAVI (:mod:`bayesvm.vb.cavi`): ``q(block) = conditional(stats)`` with the
   other blocks' statistics taken as expectations under ``q``, ``expected_stats(q)``;
 * EM / ECME (:mod:`bayesvm.samplers.em`): ``expected_stats`` of the conditional for the
-  *latent* blocks (E-step), ``mode(conditional(stats))`` for the others (M- and CM-steps).
+  *latent* blocks (E-step), ``mode(conditional(stats))`` for the others (M- and CM-steps); a
+  likelihood block may offer an exact M-step for the coefficients instead
+  (``accelerated_m_step``), given the prior blocks' ``penalty``.
 
 Statistics are what a block shows the others: a value's (Gibbs, EM) or an expectation's (VB)
 of the same named quantities, so the conditional cannot tell which driver calls it.
@@ -121,6 +123,24 @@ class Block:
         themselves integrated out), up to a constant. EM's objective is the sum.
         """
         return 0.0
+
+    def penalty(self, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
+        """A prior block's ``-log`` prior of its segment at the current values, with any
+        latent block integrated out, as ``(quadratic, l1)``: per coefficient ``P_j`` and
+        ``L_j`` of ``sum_j P_j theta_j^2 / 2 + L_j |theta_j|`` (an exact M-step's input).
+        """
+        raise NotImplementedError
+
+    def accelerated_m_step(self, coefficients):
+        """A likelihood block's exact M-step for the block ``coefficients``, with this block
+        (and the priors' latent blocks, through :meth:`penalty`) integrated out:
+        ``m_step(stats) -> (coefficient statistics, n_released)``; None if it offers none.
+        """
+        return None
+
+    def mode_stats(self, stats: Stats) -> dict[str, int]:
+        """Counts that describe a mode, reported in EM's ``sample_stats``."""
+        return {}
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

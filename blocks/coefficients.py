@@ -91,17 +91,18 @@ class GaussianCoefficients(Block):
             gaussian, gaussian.solve(self.design.transpose_times(likelihood.response))
         )
 
-    def _at(self, theta: np.ndarray) -> CoefficientStats:
+    def at(self, theta: np.ndarray) -> CoefficientStats:
+        """Statistics at the value ``theta``."""
         return CoefficientStats(theta, theta**2, self.design.predictor(theta), 0.0)
 
     # -- Gibbs ------------------------------------------------------------------------------
     def initial_value(self, stats, rng) -> CoefficientStats:
         """A dispersed start, ``theta ~ N(0, I)`` (Polson-Scott section 5)."""
-        return self._at(rng.standard_normal(self.size))
+        return self.at(rng.standard_normal(self.size))
 
     def sample(self, params: GaussianConditional, rng) -> CoefficientStats:
         """``theta ~ N(mean, P^-1)`` through the factor of ``P``."""
-        return self._at(params.gaussian.draw(params.mean, rng))
+        return self.at(params.gaussian.draw(params.mean, rng))
 
     def record(self, stats: CoefficientStats) -> dict[str, np.ndarray]:
         """Each segment's value."""
@@ -161,7 +162,23 @@ class GaussianCoefficients(Block):
     # -- EM ---------------------------------------------------------------------------------
     def mode(self, params: GaussianConditional) -> CoefficientStats:
         """The conditional's mode, its mean."""
-        return self._at(params.mean)
+        return self.at(params.mean)
+
+    def penalties(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, L)`` of every coefficient: the segments' priors' :meth:`~bayesvm.blocks.
+        Block.penalty` at the current values.
+        """
+        parts = [s.prior.penalty(stats) for s in self.segments]
+        return (
+            np.concatenate([quadratic for quadratic, _ in parts]),
+            np.concatenate([l1 for _, l1 in parts]),
+        )
+
+    def mode_stats(self, stats) -> dict[str, int]:
+        """``n_zero``: coefficients exactly 0 (a lasso's E-step weight ``1/omega_j`` is then
+        infinite and holds them there, Polson-Scott section 3.2).
+        """
+        return {"n_zero": int(np.sum(stats[self.name].mean == 0.0))}
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

@@ -91,6 +91,10 @@ class FixedPrecision(Block):
         square = stats[self.coefficients].square[self.segment]
         return -0.5 * float(np.sum(self.stats.precision * square))
 
+    def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """``(precision, 0)``."""
+        return self.stats.precision, np.zeros_like(self.stats.precision)
+
     def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
         """``name ~ N(0, scale^2 / precision)`` in the current PyMC model."""
         import pymc as pm
@@ -250,11 +254,13 @@ class GammaPrecision(Block):
 
     # -- EM ---------------------------------------------------------------------------------
     def mode(self, rate) -> PriorStats:
-        """Mode of ``lambda``, or of ``1 / lambda`` (``mode_of``), under the conditional."""
+        """Mode of ``lambda``, or of the variance ``1 / lambda`` (``mode_of``), under the
+        conditional: ``(A + k/2 - 1) / rate``, or ``rate / (A + k/2 + 1)`` (inverse gamma).
+        """
         if self.mode_of == "variance":
-            lam = (self.shape_q + 1.0) / rate
-        else:
-            lam = (self.shape_q - 1.0) / rate
+            variance = rate / (self.shape_q + 1.0)
+            return PriorStats(self.inv_scale2 / variance, 1.0 / variance)
+        lam = (self.shape_q - 1.0) / rate
         return PriorStats(self._precision(lam), lam)
 
     def log_density(self, stats) -> float:
@@ -269,6 +275,11 @@ class GammaPrecision(Block):
         return float(
             np.sum((0.5 * multiplicity + exponent) * np.log(lam) - self.rate * lam)
         ) - 0.5 * float(np.sum(self._precision(lam) * square))
+
+    def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """``(lambda / c^2, 0)`` at the current ``lambda``."""
+        precision = stats[self.name].precision
+        return precision, np.zeros_like(precision)
 
     # -- PyMC -------------------------------------------------------------------------------
     def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):

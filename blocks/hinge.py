@@ -8,7 +8,9 @@ complete conditional ``GIG(1/2, 1, chi_i)`` with ``chi_i = E[(1 - y_i f_i)^2]``:
   (Polson-Scott Corollary 2; Luts-Ormerod App. A), drawn by ``Generator.wald``;
 * VB: ``q(a_i) = GIG(1/2, 1, chi_i)`` with ``chi_i = (1 - y_i E f_i)^2 + Var f_i`` and
   ``E_q[1/a_i] = chi_i^-1/2`` (Luts-Ormerod Algorithm 1 line 3 / Algorithm 2 line 3);
-* EM: the E-step weight ``1 / |1 - y_i f_i|`` (Polson-Scott eq. 14).
+* EM: the E-step weight ``1 / |1 - y_i f_i|`` (Polson-Scott eq. 14), floored like VB's; or
+  the exact M-step of :mod:`bayesvm.samplers.hinge_mode`, where support vectors, whose weight
+  is infinite, become equality constraints.
 
 The coefficient block reads ``weights = 1/a`` and ``response = y (1 + 1/a)``.
 
@@ -27,13 +29,16 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
+from bayesvm.samplers.hinge_mode import make_hinge_mode_step
 
-__all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR"]
+__all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR", "MARGIN_TOL"]
 
 # Smallest chi used in E_q[1/a] = chi^-1/2, so that weights stay below 1e5.
 CHI_FLOOR = 1e-10
 # |1 - y f| below this is floored when it sets the inverse-Gaussian mean (probability ~0).
 RESIDUAL_FLOOR = 1e-12
+# |1 - y f| below this counts as on the margin in a mode's statistics.
+MARGIN_TOL = 1e-8
 
 
 class LikelihoodStats(NamedTuple):
@@ -89,6 +94,32 @@ class HingeAugmentation(Block):
         """``-2 sum_i max(0, 1 - y_i f_i)``: the hinge with ``a`` integrated out."""
         f = stats[self.coefficients].f_mean
         return -2.0 * float(np.sum(np.maximum(0.0, 1.0 - self.y * f)))
+
+    def accelerated_m_step(self, coefficients):
+        """The exact M-step of :mod:`bayesvm.samplers.hinge_mode` on ``coefficients``' dense
+        design: support vectors as the equality constraints of Polson-Scott eq. (15), an
+        active-set rule and a Newton step, given the priors' :meth:`~bayesvm.blocks.Block.
+        penalty`.
+        """
+        solver = make_hinge_mode_step(self.y[:, None] * coefficients.design.dense())
+
+        def m_step(stats):
+            quadratic, l1 = coefficients.penalties(stats)
+            theta, released = solver(stats[coefficients.name].mean, quadratic, l1)
+            return coefficients.at(theta), released
+
+        return m_step
+
+    def mode_stats(self, stats) -> dict[str, int]:
+        """``n_support_vectors``, on the margin or violating it (LIBSVM's count: generically
+        the points with a positive dual coefficient), and ``n_margin``, on it (``|1 - y_i f_i|``
+        at most :data:`MARGIN_TOL`).
+        """
+        residual = 1.0 - self.y * stats[self.coefficients].f_mean
+        return {
+            "n_support_vectors": int(np.sum(residual >= -MARGIN_TOL)),
+            "n_margin": int(np.sum(np.abs(residual) <= MARGIN_TOL)),
+        }
 
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """The hinge pseudo-likelihood as the potential ``hinge``."""

@@ -184,6 +184,10 @@ class LaplaceMixing(Block):
         u = stats[self.coefficients].mean[self.segment]
         return -float(np.sum(np.abs(u) / self.scale)) / nu - u.shape[0] * np.log(nu)
 
+    def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """``(0, 1 / (nu c))``: the Laplace's ``|u_j| / (nu c_j)`` (``omega`` integrated out)."""
+        return np.zeros_like(self.scale), 1.0 / (self._nu(stats) * self.scale)
+
     # -- PyMC -------------------------------------------------------------------------------
     def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
         """``name ~ Laplace(0, nu c)`` (``omega`` integrated out)."""
