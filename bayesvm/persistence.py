@@ -31,6 +31,7 @@ import xarray as xr
 
 from bayesvm import models
 from bayesvm.models import penalties
+from bayesvm.results import Fit
 
 __all__ = ["save", "load", "model_to_dataset", "model_from_dataset", "RESTORED_ATTRIBUTES"]
 
