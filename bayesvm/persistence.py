@@ -68,10 +68,9 @@ def save(fit, path) -> str:
 def load(path):
     """Read a fit written by :meth:`Fit.to_netcdf <bayesvm.Fit.to_netcdf>`.
 
-    The model is rebuilt from the stored data and hyperparameters, so the returned fit
-    (a :class:`~bayesvm.Fit`)
-    predicts, summarises and compares like the one saved, and has the same ``method``,
-    ``kind``, ``n_iter``, ``converged``, ``runtime_s`` and traces.
+    The model is rebuilt from the stored data and hyperparameters, so the returned
+    :class:`~bayesvm.Fit` predicts, summarises and compares like the one saved, and has the
+    same ``method``, ``kind``, ``n_iter``, ``converged``, ``runtime_s`` and traces.
 
     Parameters
     ----------

@@ -167,7 +167,7 @@ class Fit:
         ``(w,)`` for the regressions): ``q``'s means for VB, the mode for EM/ECME, draw
         averages otherwise.
         """
-        names = self.model.coefficients.var_names
+        names = self.model.coefficient_var_names
         if self.is_variational:
             group = self.idata["variational"]
             return tuple(group[f"{name}_mean"].to_numpy() for name in names)
@@ -181,7 +181,7 @@ class Fit:
         post = self.idata.posterior
         parts = [
             post[name].to_numpy().reshape(-1, post[name].shape[-1] if post[name].ndim > 2 else 1)
-            for name in self.model.coefficients.var_names
+            for name in self.model.coefficient_var_names
         ]
         theta = np.concatenate(parts, axis=1)
         if max_draws is not None:

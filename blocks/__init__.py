@@ -4,6 +4,12 @@ from bayesvm.blocks.base import DRIVERS, Block, block_drivers
 from bayesvm.blocks.coefficients import CoefficientStats, GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import FixedPrecision, GammaPrecision, PriorStats
 from bayesvm.blocks.hinge import HingeAugmentation, LikelihoodStats
+from bayesvm.blocks.jaakkola_jordan import (
+    JaakkolaJordan,
+    SequentialJaakkolaJordan,
+    jaakkola_lambda,
+)
+from bayesvm.blocks.normal_gamma import NormalGammaCoefficients, NormalGammaStats
 
 __all__ = [
     "DRIVERS",
@@ -17,4 +23,9 @@ __all__ = [
     "PriorStats",
     "HingeAugmentation",
     "LikelihoodStats",
+    "JaakkolaJordan",
+    "SequentialJaakkolaJordan",
+    "jaakkola_lambda",
+    "NormalGammaCoefficients",
+    "NormalGammaStats",
 ]

@@ -38,6 +38,13 @@ class BlockModel:
         return self.blocks[0]
 
     @property
+    def coefficient_var_names(self) -> tuple[str, ...]:
+        """The variables of the linear predictor, in the order of its design's columns (what
+        :meth:`~bayesvm.Fit.coefficient_means` returns): the coefficient block's.
+        """
+        return self.coefficients.var_names
+
+    @property
     def drivers(self) -> list[str]:
         """The drivers every block supports ("gibbs", "vb", "em")."""
         return block_drivers(self.blocks)

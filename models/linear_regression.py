@@ -11,10 +11,11 @@ distributions are shape/rate. A fixed ``alpha`` collapses the hyperprior: the po
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
+from bayesvm.blocks import FixedPrecision, GammaPrecision, NormalGammaCoefficients
+from bayesvm.drivers import PRECISION_STARTS
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
 
@@ -27,7 +28,8 @@ class LinearRegression(FeatureModel):
 
     Build it with :meth:`from_arrays`. Posterior variables: ``w`` (dim ``feature``), ``tau``
     (noise precision) and, unless ``alpha`` is fixed, ``alpha`` (scalar, or per feature with
-    ARD).
+    ARD). Fitted by VB (``vb_linear_fit.m`` / ``vb_linear_fit_ard.m``), exact blocked Gibbs
+    and NUTS, all from the blocks of :meth:`build_blocks`.
     """
 
     ard: bool
@@ -92,33 +94,91 @@ class LinearRegression(FeatureModel):
             alpha=None if alpha is None else float(alpha),
         )
 
-    @property
-    def dims(self) -> dict[str, list[str]]:
-        """Dimensions of each posterior variable (scalars omitted)."""
-        return {"w": ["feature"], "alpha": ["feature"] if self.ard else []}
+    #: Fit.coefficient_means and coefficient_draws: the weights of the linear predictor.
+    coefficient_var_names = ("w",)
 
-    @property
-    def var_names(self) -> tuple[str, ...]:
-        """Canonical posterior variables, identical for every backend."""
-        return ("w", "tau") if self.alpha is not None else ("w", "tau", "alpha")
+    def build_blocks(self) -> list:
+        """``(w, tau)`` (:class:`~bayesvm.blocks.NormalGammaCoefficients`), then the prior
+        precision ``alpha``: fixed, or ``Gam(c0, d0)`` shared or per weight (ARD). VB starts
+        ``E(alpha)`` at its prior mean (the paper's start) and at 1 and keeps the larger bound
+        (the bound can have a second maximum with every weight shrunk to zero).
+        """
+        D = self.n_features
+        segment = slice(0, D)
+        if self.alpha is not None:
+            prior = FixedPrecision("alpha", np.full(D, self.alpha), "w_tau", segment)
+        else:
+            prior = GammaPrecision(
+                "alpha",
+                shape=self.c0,
+                rate=self.d0,
+                coefficients="w_tau",
+                segment=segment,
+                scale=np.ones(D),
+                ard=self.ard,
+                report="precision",
+                report_name="alpha",
+                dims=["feature"],
+                starts=PRECISION_STARTS,
+                q_names=("cn", "dn", "E_a"),
+            )
+        w_tau = NormalGammaCoefficients(
+            self.X, self.y, prior, a0=self.a0, b0=self.b0, coefficient_names=self.feature_names
+        )
+        return [w_tau, prior]
 
-    @cached_property
-    def sufficient_statistics(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(X^T X, X^T y, y^T y)``, all the data the VB updates need (eq. 34-35)."""
-        return self.X.T @ self.X, self.X.T @ self.y, float(self.y @ self.y)
+    # -- predictions ------------------------------------------------------------------------
+    def predict(self, fit, X_new) -> np.ndarray:
+        """Posterior predictive mean of ``y``: ``w_N^T x`` for VB, the draws' mean otherwise."""
+        return fit.decision_function(X_new)
 
-    def to_pymc(self, noncentered: bool = False):
-        """The model as a PyMC specification (eq. 1-4, or 24-25 with ARD)."""
-        import pymc as pm
+    def predictive(self, fit, X_new) -> tuple[np.ndarray, np.ndarray, float]:
+        """Student-t predictive density of ``y`` at new inputs (eq. 23), for a VB fit.
 
-        with pm.Model(coords=self.coords) as model:
-            tau = pm.Gamma("tau", alpha=self.a0, beta=self.b0)
-            if self.alpha is not None:
-                alpha = self.alpha
-            else:
-                alpha = pm.Gamma(
-                    "alpha", alpha=self.c0, beta=self.d0, dims="feature" if self.ard else None
-                )
-            w = pm.Normal("w", 0.0, sigma=1.0 / pm.math.sqrt(tau * alpha), dims="feature")
-            pm.Normal("y", pm.math.dot(self.X, w), sigma=1.0 / pm.math.sqrt(tau), observed=self.y)
-        return model
+        Returns
+        -------
+        mean, precision : ndarray of shape (n,)
+            ``w_N^T x`` and ``(1 + x^T V_N x)^-1 a_N / b_N``.
+        dof : float
+            ``2 a_N``.
+        """
+        if not fit.is_variational:
+            raise ValueError(
+                f"the closed-form predictive needs the VB posterior; this fit is "
+                f"{fit.method!r} (predictive_interval works for every method)"
+            )
+        X_new = self.design_for(X_new)
+        q = fit.idata["variational"]
+        V = q["V"].to_numpy()
+        an, bn = float(q["an"]), float(q["bn"])
+        spread = 1.0 + np.sum((X_new @ V) * X_new, axis=1)
+        return X_new @ q["w_mean"].to_numpy(), an / bn / spread, 2.0 * an
+
+    def predictive_interval(self, fit, X_new, prob: float = 0.95, seed=0) -> tuple[np.ndarray, ...]:
+        """Central ``prob`` interval of the posterior predictive of ``y``, for every method.
+
+        VB: quantiles of the Student-t of :meth:`predictive`. Samplers: quantiles of
+        ``y = w^T x + e``, ``e ~ N(0, 1/tau)``, one ``e`` per posterior draw (seeded by
+        ``seed``).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n,)
+        """
+        from scipy.stats import t as student_t
+
+        if not 0.0 < prob < 1.0:
+            raise ValueError(f"prob must be in (0, 1); got {prob}")
+        tails = [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0]
+        if fit.is_variational:
+            mean, precision, dof = self.predictive(fit, X_new)
+            lower, upper = (mean + student_t.ppf(q, dof) / np.sqrt(precision) for q in tails)
+            return lower, upper
+        X_new = self.design_for(X_new)
+        posterior = fit.idata.posterior
+        w = posterior["w"].to_numpy().reshape(-1, self.n_features)
+        noise_sd = 1.0 / np.sqrt(posterior["tau"].to_numpy().reshape(-1))
+        rng = np.random.default_rng(seed)
+        y = X_new @ w.T + noise_sd * rng.standard_normal((X_new.shape[0], noise_sd.size))
+        lower, upper = np.quantile(y, tails, axis=1)
+        return lower, upper

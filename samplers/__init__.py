@@ -2,7 +2,6 @@
 
 from bayesvm.samplers.em import fit_ecme, fit_em
 from bayesvm.samplers.gibbs import fit_gibbs
-from bayesvm.samplers.gibbs_linear_regression import fit_linear_gibbs
 from bayesvm.samplers.nuts import fit_nuts
 
-__all__ = ["fit_em", "fit_ecme", "fit_gibbs", "fit_linear_gibbs", "fit_nuts"]
+__all__ = ["fit_em", "fit_ecme", "fit_gibbs", "fit_nuts"]

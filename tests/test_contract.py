@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 import bayesvm
-from bayesvm.models import LinearSVM, MixedSVM
+from bayesvm.models import LinearRegression, LinearSVM, LogisticRegression, MixedSVM
 
 from conftest import simulate_logistic
 
@@ -71,3 +72,45 @@ def test_string_labels_round_trip():
     assert set(fit.predict(X)) <= {"sick", "healthy"}
     agreement = np.mean((fit.predict(X) == "sick") == (Y > 0))
     assert agreement > 0.6
+
+
+Y_REAL = X @ [1.0, -2.0, 0.5] + np.random.default_rng(5).standard_normal(len(Y))
+REGRESSIONS = {
+    "linear": LinearRegression.from_arrays(X, Y_REAL),
+    "logistic-ard": LogisticRegression.from_arrays(X, Y, ard=True),
+    "logistic-fixed-prior": LogisticRegression.from_arrays(X, Y, hyperprior=False),
+}
+
+
+@pytest.mark.parametrize("name", list(REGRESSIONS))
+def test_regressions_share_the_fit_interface_across_methods(name):
+    """Drugowitsch's models: the same posterior names for every method, ``coefficient_means``
+    is ``(w,)``, ``decision_function`` is ``X E[w]``, and a logistic fit's ``predict_proba``
+    averages ``sigma(w^T x)`` over ``max_draws`` draws (VB: the closed form of eq. 65-68)."""
+    model = REGRESSIONS[name]
+    fits = {
+        method: bayesvm.fit(model, method=method, seed=0, **FAST[method])
+        for method in bayesvm.methods(model)
+    }
+    assert set(fits) == ({"vb", "gibbs", "nuts"} if name == "linear" else {"vb", "nuts"})
+    reference = _signature(fits["nuts"].idata)
+    assert set(reference) == set(model.var_names)
+    for method, fit in fits.items():
+        assert _signature(fit.idata) == reference, method
+        (w,) = fit.coefficient_means()
+        if fit.is_variational:
+            np.testing.assert_array_equal(w, fit.idata["variational"]["w_mean"])
+        else:
+            np.testing.assert_allclose(w, fit.idata.posterior["w"].mean(("chain", "draw")))
+        np.testing.assert_allclose(fit.decision_function(X[:5]), X[:5] @ w)
+        if name == "linear":
+            np.testing.assert_allclose(fit.predict(X[:5]), X[:5] @ w)
+            continue
+        proba = fit.predict_proba(X[:5], max_draws=7)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        if not fit.is_variational:
+            draws = fit.idata.posterior["w"].to_numpy().reshape(-1, 3)
+            kept = draws[np.linspace(0, len(draws) - 1, 7).astype(int)]
+            np.testing.assert_allclose(proba[:, 1], expit(X[:5] @ kept.T).mean(axis=1))
+        positive = fit.predict_proba(X[:5])[:, 1] > 0.5
+        np.testing.assert_array_equal(fit.predict(X[:5]), np.where(positive, 1, -1))

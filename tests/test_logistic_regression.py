@@ -7,7 +7,7 @@ from scipy.special import expit
 import bayesvm
 from bayesvm.drivers import run_ascent
 from bayesvm.models import LogisticRegression
-from bayesvm.vb.logistic_regression_vb import initial_state, make_logit_vb_step
+from bayesvm.vb.cavi import initial_state, make_cavi_step
 
 TRUE_W = np.array([0.5, 1.5, -1.0, 0.0])
 
@@ -179,10 +179,15 @@ def test_vb_keeps_the_larger_of_two_local_maxima(seed):
     for seed 19 the shrunk one is the larger. The fit keeps the larger either way."""
     X, y = hyperplane_data(seed)
     model = LogisticRegression.from_arrays(X, y)
-    step = make_logit_vb_step(model)
+    blocks = model.blocks
+    step = make_cavi_step(blocks)
     bounds = {
         precision: run_ascent(
-            initial_state(model, precision), step, tol=1e-5, max_iter=500, relative=True
+            initial_state(blocks, [precision if b.name == "alpha" else None for b in blocks]),
+            step,
+            tol=1e-5,
+            max_iter=500,
+            relative=True,
         ).trace[-1]
         for precision in (None, 1.0)
     }

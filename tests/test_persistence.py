@@ -19,7 +19,6 @@ from bayesvm.models import (
     MixedSVM,
 )
 from bayesvm.persistence import model_from_dataset, model_to_dataset
-from bayesvm.results import LogisticFit, RegressionFit
 
 from conftest import simulate_logistic
 
@@ -134,10 +133,10 @@ def round_trip(request, tmp_path_factory):
 
 
 def predictions(fit, kwargs) -> dict[str, np.ndarray]:
-    """Every prediction the fit's class offers at ``X_NEW``."""
+    """Every prediction the fit's model offers at ``X_NEW``."""
     X_new = X_NEW[:, : fit.model.X.shape[1] - 1] if "groups" in kwargs else X_NEW
-    if isinstance(fit, RegressionFit):
-        result = {"predict": fit.predict(X_new)}
+    if isinstance(fit.model, LinearRegression):
+        result = {"predict": fit.predict(X_new), "decision_function": fit.decision_function(X_new)}
         result.update(zip(["lower", "upper"], fit.predictive_interval(X_new), strict=True))
         if fit.kind == "variational":
             result.update(zip(["mean", "precision", "dof"], fit.predictive(X_new), strict=True))
@@ -147,9 +146,8 @@ def predictions(fit, kwargs) -> dict[str, np.ndarray]:
     result = {
         "predict": fit.predict(X_new, **kwargs),
         "predict_proba": fit.predict_proba(X_new, **kwargs),
+        "decision_function": fit.decision_function(X_new, **kwargs),
     }
-    if not isinstance(fit, LogisticFit):
-        result["decision_function"] = fit.decision_function(X_new, **kwargs)
     return result
 
 
