@@ -179,10 +179,14 @@ class LaplaceMixing(Block):
 
     # -- EM ---------------------------------------------------------------------------------
     def log_density(self, stats) -> float:
-        """``log Laplace(u | 0, nu c)`` (``omega`` integrated out), up to a constant."""
+        """``log Laplace(u | 0, nu c)`` (``omega`` integrated out), up to a constant: with
+        a fixed ``nu`` the normaliser ``-m log nu`` is that constant and is left out, so the
+        objective is Polson-Scott's ``-2 sum hinge - sum |u_j| / (nu c_j)`` (section 3.1).
+        """
         nu = self._nu(stats)
         u = stats[self.coefficients].mean[self.segment]
-        return -float(np.sum(np.abs(u) / self.scale)) / nu - u.shape[0] * np.log(nu)
+        normaliser = u.shape[0] * np.log(nu) if self.scale_block is not None else 0.0
+        return -float(np.sum(np.abs(u) / self.scale)) / nu - normaliser
 
     def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """``(0, 1 / (nu c))``: the Laplace's ``|u_j| / (nu c_j)`` (``omega`` integrated out)."""
