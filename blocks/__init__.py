@@ -9,6 +9,7 @@ from bayesvm.blocks.jaakkola_jordan import (
     SequentialJaakkolaJordan,
     jaakkola_lambda,
 )
+from bayesvm.blocks.laplace import LaplaceMixing, LaplaceScale
 from bayesvm.blocks.normal_gamma import NormalGammaCoefficients, NormalGammaStats
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "JaakkolaJordan",
     "SequentialJaakkolaJordan",
     "jaakkola_lambda",
+    "LaplaceMixing",
+    "LaplaceScale",
     "NormalGammaCoefficients",
     "NormalGammaStats",
 ]
