@@ -111,7 +111,7 @@ def triangular_solve(factor: np.ndarray, rhs: np.ndarray, transpose: bool = Fals
 
 def log_det_from_cholesky(factor: np.ndarray) -> float:
     """``log |P|`` from the lower Cholesky factor of ``P``."""
-    return 2.0 * float(np.sum(np.log(np.diag(factor))))
+    return 2.0 * float(np.log(np.diag(factor)).sum())
 
 
 def inverse_factor(factor: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ def _segment_log_prior(precision, log_precision_sum, coefficient_stats, segment)
     square = coefficient_stats.square[segment]
     k = square.shape[0]
     return 0.5 * (log_precision_sum + k * coefficient_stats.log_scale - k * LOG_2PI) - 0.5 * float(
-        np.sum(precision * square)
+        precision @ square
     )
 
 
@@ -168,7 +168,10 @@ class GammaPrecision(Block):
         self.starts = starts
         self.q_names = q_names
         n_groups = self.size if ard else 1
+        self.n_groups = n_groups
+        self.multiplicity = 1.0 if ard else float(self.size)  # coefficients sharing a lambda
         self.shape_q = self.shape + (0.5 if ard else 0.5 * self.size)
+        self.digamma_q = float(digamma(self.shape_q))
         # sum_j log c_j^-2, and the part of the bound free of q's rate (see bound_term)
         self.log_inv_scale2_sum = float(np.sum(np.log(self.inv_scale2)))
         self.bound_constant = n_groups * (
@@ -226,16 +229,22 @@ class GammaPrecision(Block):
         A_q / B_q``, the last two terms are, per ``lambda``, ``A log B - log Gamma(A) +
         log Gamma(A_q) + A_q + (A - A_q) psi(A_q) - A log B_q - B A_q / B_q``.
         """
-        mean = self.shape_q / rate
-        multiplicity = 1.0 if self.ard else float(self.size)
-        log_mean = digamma(self.shape_q) - np.log(rate)
-        log_precision_sum = multiplicity * float(np.sum(log_mean)) + self.log_inv_scale2_sum
+        inverse_rate = np.reciprocal(rate)  # a NumPy scalar or array: .sum() either way
+        log_rate_sum = float(np.log(rate).sum())
+        log_precision_sum = (
+            self.multiplicity * (self.n_groups * self.digamma_q - log_rate_sum)
+            + self.log_inv_scale2_sum
+        )
         return (
             _segment_log_prior(
-                self._precision(mean), log_precision_sum, stats[self.coefficients], self.segment
+                self._precision(self.shape_q * inverse_rate),
+                log_precision_sum,
+                stats[self.coefficients],
+                self.segment,
             )
             + self.bound_constant
-            - float(np.sum(self.shape * np.log(rate) + self.rate * mean))
+            - self.shape * log_rate_sum
+            - self.rate * self.shape_q * float(inverse_rate.sum())
         )
 
     def draw_q(self, rate, rng, size: int) -> dict[str, np.ndarray]:
@@ -269,7 +278,7 @@ class GammaPrecision(Block):
         """
         lam = stats[self.name].value
         square = stats[self.coefficients].square[self.segment]
-        multiplicity = 1.0 if self.ard else float(self.size)
+        multiplicity = self.multiplicity
         # log Gamma(lambda | A, B), or log IG(1/lambda | A, B) = (A + 1) log lambda - B lambda
         exponent = self.shape + 1.0 if self.mode_of == "variance" else self.shape - 1.0
         return float(

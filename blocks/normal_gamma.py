@@ -126,7 +126,7 @@ class NormalGammaCoefficients(Block):
         """``V_N^-1 = A + X^T X``, ``w_N = V_N X^T y``, ``b_N`` (eq. 7-10 / 27-30)."""
         prior_precision = stats[self.prior.name].precision
         precision = self.gram.copy()
-        precision[np.diag_indices(self.size)] += prior_precision
+        precision.flat[:: self.size + 1] += prior_precision  # the diagonal
         factor = cholesky_lower(precision)
         mean = cholesky_solve(factor, self.Xty)
         rate = self.b0 + 0.5 * (self.yty - mean @ precision @ mean)

@@ -72,7 +72,7 @@ class DenseGaussian:
     def __init__(self, design: DenseDesign, weights: np.ndarray, prior_precision: np.ndarray):
         C = design.matrix
         precision = design.matrix_t @ (weights[:, None] * C)
-        precision[np.diag_indices_from(precision)] += prior_precision
+        precision.flat[:: precision.shape[0] + 1] += prior_precision  # the diagonal
         self.design = design
         self.precision_matrix = precision
         self.factor = cholesky_lower(precision)
@@ -175,7 +175,7 @@ class GroupedGaussian:
         p = design.n_fixed
         weighted = design.X * weights[:, None]
         A = design.X_t @ weighted
-        A[np.diag_indices(p)] += prior_precision[:p]
+        A.flat[:: p + 1] += prior_precision[:p]  # the diagonal
         # B[:, g] = sum_{i in g} w_i x_i, one bincount per fixed effect (p is small).
         B = np.stack([design._group_sums(weighted[:, j]) for j in range(p)])
         self.d = design._group_sums(weights) + prior_precision[p:]

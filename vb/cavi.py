@@ -42,9 +42,11 @@ def make_cavi_step(blocks):
     def step(state):
         params, stats = dict(state[0]), dict(state[1])
         for block in blocks:
-            params[block.name] = block.conditional(stats)
-            stats[block.name] = block.expected_stats(params[block.name])
-        bound = sum(block.bound_term(params[block.name], stats) for block in blocks)
+            params[block.name] = q = block.conditional(stats)
+            stats[block.name] = block.expected_stats(q)
+        bound = 0.0
+        for block in blocks:
+            bound += block.bound_term(params[block.name], stats)
         return (params, stats), bound
 
     return step
