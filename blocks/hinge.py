@@ -84,7 +84,7 @@ class HingeAugmentation(Block):
         """``E log p(y, a | f) - E log q(a)``, summed over observations."""
         root = np.sqrt(np.maximum(chi, CHI_FLOOR))
         f_mean = stats[self.coefficients].f_mean
-        return float(self.y @ f_mean - chi.shape[0] - 0.5 * (root.sum() + (chi / root).sum()))
+        return float((self.y * f_mean - 1.0 - 0.5 * (root + chi / root)).sum())
 
     def variational(self, chi: np.ndarray) -> dict:
         """``chi`` of every ``q(a_i)``."""
