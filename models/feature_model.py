@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayesvm.blocks import GammaPrecision
+from bayesvm.drivers import PRECISION_STARTS
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.identification import design_problems, warn_if_not_identified
 from bayesvm.models.validation import as_design
@@ -71,3 +73,26 @@ class FeatureModel(BlockModel):
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""
         return {"X": (["obs_id", "feature"], self.X)}
+
+    def shrinkage_block(
+        self, coefficients: str, shape: float, rate: float, q_names: tuple
+    ) -> GammaPrecision:
+        """Drugowitsch's ``alpha ~ Gam(shape, rate)`` on every weight: one shared precision
+        (eq. 4, 40) or one per weight with ARD (eq. 24, 69, ``self.ard``), VB started from its
+        prior mean and from 1 (:data:`~bayesvm.drivers.PRECISION_STARTS`); ``q_names`` are the
+        names of ``q(alpha)``'s parameters in the paper's code.
+        """
+        return GammaPrecision(
+            "alpha",
+            shape=shape,
+            rate=rate,
+            coefficients=coefficients,
+            segment=slice(0, self.n_features),
+            scale=np.ones(self.n_features),
+            ard=self.ard,
+            report="precision",
+            report_name="alpha",
+            dims=["feature"],
+            starts=PRECISION_STARTS,
+            q_names=q_names,
+        )

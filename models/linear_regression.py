@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesvm.blocks import FixedPrecision, GammaPrecision, NormalGammaCoefficients
-from bayesvm.drivers import PRECISION_STARTS
+from bayesvm.blocks import FixedPrecision, NormalGammaCoefficients
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
 
@@ -108,20 +107,7 @@ class LinearRegression(FeatureModel):
         if self.alpha is not None:
             prior = FixedPrecision("alpha", np.full(D, self.alpha), "w_tau", segment)
         else:
-            prior = GammaPrecision(
-                "alpha",
-                shape=self.c0,
-                rate=self.d0,
-                coefficients="w_tau",
-                segment=segment,
-                scale=np.ones(D),
-                ard=self.ard,
-                report="precision",
-                report_name="alpha",
-                dims=["feature"],
-                starts=PRECISION_STARTS,
-                q_names=("cn", "dn", "E_a"),
-            )
+            prior = self.shrinkage_block("w_tau", self.c0, self.d0, ("cn", "dn", "E_a"))
         w_tau = NormalGammaCoefficients(
             self.X, self.y, prior, a0=self.a0, b0=self.b0, coefficient_names=self.feature_names
         )

@@ -15,14 +15,12 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from bayesvm.blocks import (
-    GammaPrecision,
     GaussianCoefficients,
     JaakkolaJordan,
     Segment,
     SequentialJaakkolaJordan,
     jaakkola_lambda,
 )
-from bayesvm.drivers import PRECISION_STARTS
 from bayesvm.models.design import DenseDesign
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import (
@@ -115,20 +113,7 @@ class LogisticRegression(FeatureModel):
         if not self.hyperprior:
             prior_precision = np.full(D, float(D))  # eq. 81
             return [SequentialJaakkolaJordan(design, self.y, prior_precision, self.feature_names)]
-        alpha = GammaPrecision(
-            "alpha",
-            shape=self.a0,
-            rate=self.b0,
-            coefficients="theta",
-            segment=slice(0, D),
-            scale=np.ones(D),
-            ard=self.ard,
-            report="precision",
-            report_name="alpha",
-            dims=["feature"],
-            starts=PRECISION_STARTS,
-            q_names=("an", "bn", "E_a"),
-        )
+        alpha = self.shrinkage_block("theta", self.a0, self.b0, ("an", "bn", "E_a"))
         likelihood = JaakkolaJordan(self.y, self.X, prior=alpha.name)
         w = GaussianCoefficients(
             design,
