@@ -6,7 +6,7 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["load_heart", "load_toenail", "data_path"]
+__all__ = ["load_heart", "load_toenail", "load_spam", "data_path"]
 
 
 def data_path(name: str):
@@ -41,4 +41,21 @@ def load_toenail() -> pd.DataFrame:
           12, 24, 36 and 48).
     """
     with data_path("toenail.csv").open() as handle:
+        return pd.read_csv(handle)
+
+
+def load_spam() -> pd.DataFrame:
+    """UCI Spambase (``kernlab::spam``), the data of Luts-Ormerod section 4.4 and Polson-Scott
+    section 5: 4601 e-mails, 57 predictors and the label ``type`` (``"spam"``: 1813 rows,
+    ``"nonspam"``: 2788), spam rows first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        48 word frequencies (``make`` ... ``conference``, percentages of words; ``numXXX`` is
+        the token "XXX"), 6 character frequencies (``charSemicolon`` ... ``charHash``),
+        ``capitalAve``, ``capitalLong`` and ``capitalTotal`` (runs of capital letters), and
+        ``type``. Unstandardised: both papers standardise the predictors before fitting.
+    """
+    with data_path("spam.csv").open() as handle:
         return pd.read_csv(handle)

@@ -1,7 +1,7 @@
 import hashlib
 import re
 
-from bayesvm.data import data_path, load_heart, load_toenail
+from bayesvm.data import data_path, load_heart, load_spam, load_toenail
 
 
 def _provenance_md5(name: str) -> str:
@@ -27,10 +27,20 @@ def test_toenail_matches_its_provenance():
 
 
 def test_bundled_files_have_the_md5_of_their_provenance():
-    for name in ["toenail.csv", "heart.csv"]:
+    for name in ["toenail.csv", "heart.csv", "spam.csv"]:
         digest = hashlib.md5(data_path(name).read_bytes()).hexdigest()
         assert digest == _provenance_md5(name), name
 
 
 def test_heart_shape():
     assert load_heart().shape == (270, 14)
+
+
+def test_spam_matches_its_provenance():
+    frame = load_spam()
+    assert frame.shape == (4601, 58)
+    assert list(frame.columns[:3]) == ["make", "address", "all"]
+    assert list(frame.columns[-4:]) == ["capitalAve", "capitalLong", "capitalTotal", "type"]
+    assert frame["type"].value_counts().to_dict() == {"nonspam": 2788, "spam": 1813}
+    assert (frame["type"].iloc[:1813] == "spam").all()
+    assert not frame.isna().any().any()
