@@ -13,7 +13,7 @@ import numpy as np
 from bayesvm.exceptions import ConvergenceWarning, warn_user
 from bayesvm.linalg import blas_threads_for
 
-__all__ = ["register", "methods", "fit", "check_options"]
+__all__ = ["register", "block_driver", "methods", "fit", "check_options"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,20 @@ def register(method: str, supports: Callable[[object], bool]):
         return run
 
     return decorator
+
+
+def block_driver(driver: str, learned: bool | None = None) -> Callable[[object], bool]:
+    """``supports`` of a driver over blocks: the models whose every block supports ``driver``
+    (:attr:`~bayesvm.blocks.Block.drivers`) and, when ``learned`` is given, that have (or have
+    no) learned block (EM's ECME variant).
+    """
+
+    def supports(model) -> bool:
+        if driver not in getattr(model, "drivers", ()):
+            return False
+        return learned is None or model.learned == learned
+
+    return supports
 
 
 def methods(model) -> list[str]:

@@ -74,7 +74,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.drivers import run_ascent
-from bayesvm.registry import register
+from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 
 __all__ = ["EMState", "make_em_step", "fit_em", "fit_ecme"]
@@ -173,11 +173,7 @@ def _fit(model, method: str, *, accelerate: bool, tol: float, max_iter: int, see
     )
 
 
-def _supports(model, learned: bool) -> bool:
-    return "em" in getattr(model, "drivers", ()) and model.learned == learned
-
-
-@register("em", lambda model: _supports(model, learned=False))
+@register("em", block_driver("em", learned=False))
 def fit_em(
     model, *, accelerate: bool = True, tol: float = 1e-15, max_iter: int = 5000, seed=None
 ) -> Fit:
@@ -216,7 +212,7 @@ def fit_em(
     return _fit(model, "em", accelerate=accelerate, tol=tol, max_iter=max_iter, seed=seed)
 
 
-@register("ecme", lambda model: _supports(model, learned=True))
+@register("ecme", block_driver("em", learned=True))
 def fit_ecme(
     model, *, accelerate: bool = True, tol: float = 1e-15, max_iter: int = 5000, seed=None
 ) -> Fit:

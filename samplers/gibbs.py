@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesvm.drivers import run_mcmc
-from bayesvm.registry import register
+from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit
 from bayesvm.samplers.diagnostics import mcmc_fit
 
@@ -43,11 +43,7 @@ def make_gibbs_kernel(blocks):
     return init, step, record
 
 
-def _supports(model) -> bool:
-    return "gibbs" in getattr(model, "drivers", ())
-
-
-@register("gibbs", _supports)
+@register("gibbs", block_driver("gibbs"))
 def fit_gibbs(
     model,
     *,

@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from bayesvm.drivers import run_ascent_from
-from bayesvm.registry import register
+from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 
 __all__ = ["fit_vb", "initial_state", "make_cavi_step"]
@@ -52,11 +52,7 @@ def make_cavi_step(blocks):
     return step
 
 
-def _supports(model) -> bool:
-    return "vb" in getattr(model, "drivers", ())
-
-
-@register("vb", _supports)
+@register("vb", block_driver("vb"))
 def fit_vb(
     model,
     *,
