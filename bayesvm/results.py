@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import arviz as az
 import numpy as np
+import pandas as pd
 import xarray as xr
 from arviz.data.base import make_attrs
 
@@ -173,6 +174,25 @@ class Fit:
             return tuple(group[f"{name}_mean"].to_numpy() for name in names)
         post = self.idata.posterior
         return tuple(post[name].mean(("chain", "draw")).to_numpy() for name in names)
+
+    def inclusion_probabilities(self) -> pd.Series:
+        """Posterior inclusion probability of each feature, ``P(gamma_k = 1 | y)``, by feature
+        name: ``E_q[gamma_k]`` for VB, the share of draws with ``gamma_k = 1`` otherwise.
+        """
+        if "gamma" not in self.idata.posterior:
+            raise ValueError(
+                f"{type(self.model).__name__} has no inclusion indicators gamma (SpikeSlabSVM has)"
+            )
+        if self.is_variational:
+            values = self.idata["variational"]["gamma_probability"]
+        else:
+            values = self.idata.posterior["gamma"].mean(("chain", "draw"))
+        (dim,) = values.dims
+        return pd.Series(
+            values.to_numpy(),
+            index=pd.Index(values[dim].to_numpy(), name=dim),
+            name="inclusion_probability",
+        )
 
     def coefficient_draws(self, max_draws: int | None = None) -> np.ndarray:
         """Posterior draws of the coefficients, concatenated: shape ``(draws, K)``; at most

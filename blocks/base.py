@@ -35,7 +35,7 @@ __all__ = ["Block", "Stats", "DRIVERS", "block_drivers"]
 Stats = Mapping[str, object]
 """The statistics of every block visited so far, by block name."""
 
-#: Drivers a block may support.
+#: Drivers a block may support (and "rj", which a block offering :meth:`Block.jump` names).
 DRIVERS = ("gibbs", "vb", "em")
 
 
@@ -84,6 +84,17 @@ class Block:
     def record(self, stats) -> dict[str, np.ndarray]:
         """The reported posterior variables at a value (Gibbs draws, EM mode)."""
         return {}
+
+    def sample_stats(self, stats) -> dict[str, float]:
+        """Statistics of a sampler's state kept per draw (``sample_stats``), e.g. a model size."""
+        return {}
+
+    # -- reversible jump --------------------------------------------------------------------
+    def jump(self, params, rng: np.random.Generator, moves: int | None = None):
+        """Statistics after ``moves`` trans-dimensional proposals and a draw given the result
+        (blocks with ``"rj"`` in :attr:`drivers`; the others are drawn by :meth:`sample`).
+        """
+        raise NotImplementedError
 
     # -- VB ---------------------------------------------------------------------------------
     def initial_stats(self, stats: Stats, start=None):
@@ -151,5 +162,11 @@ class Block:
 
 
 def block_drivers(blocks) -> list[str]:
-    """The drivers every block supports, in the order of :data:`DRIVERS`."""
-    return [driver for driver in DRIVERS if all(driver in block.drivers for block in blocks)]
+    """The drivers every block supports, in the order of :data:`DRIVERS`; and ``"rj"``,
+    reversible jump, where a block offers trans-dimensional moves (:meth:`Block.jump`) and
+    every block can be drawn by Gibbs.
+    """
+    drivers = [driver for driver in DRIVERS if all(driver in block.drivers for block in blocks)]
+    if "gibbs" in drivers and any("rj" in block.drivers for block in blocks):
+        drivers.append("rj")
+    return drivers

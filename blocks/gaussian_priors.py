@@ -13,7 +13,10 @@ coefficient of their segment, and own the prior factor of the segment (module do
   Polson-Scott's ridge, and Drugowitsch's ``alpha`` (eq. 4, 24, 40, 69). Its conditional,
   for Gibbs and VB alike, is ``Gamma(A + k/2, B + sum_j E[t theta_j^2] / (2 c_j^2))`` over the
   ``k`` coefficients sharing a ``lambda``: Luts-Ormerod App. A / Algorithm 2 line 4 (``s2``),
-  Drugowitsch eq. 11-15 / 31-32 / 52-55 / 74-75 (``alpha``).
+  Drugowitsch eq. 11-15 / 31-32 / 52-55 / 74-75 (``alpha``). Under a scale mixture
+  (``mixing``: Luts-Ormerod section 3.2's ``v_k | b_k, sigma2_u ~ N(0, sigma2_u / b_k)``) the
+  sum weighs each coefficient by ``E[b_k]``: App. B / Algorithm 3 line 11, ``B_u +
+  v^T diag(b) v / 2``; the mixing block then owns the segment's prior factor.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class PriorStats(NamedTuple):
     """What a prior shows the coefficient block, and its own value (Gibbs, EM)."""
 
     precision: np.ndarray  # (expected) prior precision of each coefficient of the segment
-    value: object = None  # lambda (Gibbs draw or EM mode); None for expectations
+    value: object = None  # lambda (Gibbs draw, EM mode) or E[lambda] (VB); None if fixed
+    log_value: object = None  # log lambda, or E[log lambda] (VB)
 
 
 def _segment_log_prior(precision, log_precision_sum, coefficient_stats, segment) -> float:
@@ -134,6 +138,11 @@ class GammaPrecision(Block):
         with the larger bound (:func:`bayesvm.drivers.run_ascent_from`).
     q_names : tuple of str
         Names of ``q(lambda)``'s shape, rate and (or None) mean in the ``variational`` group.
+    mixing : str, optional
+        Name of a scale-mixture block (:class:`~bayesvm.blocks.laplace.LaplaceMixing`) whose
+        ``value`` ``b_j`` multiplies each coefficient's precision: ``theta_j ~ N(0, c_j^2 /
+        (lambda b_j))``. That block is then the segment's prior and owns its factor; this one
+        owns the hyperprior of ``lambda`` only.
     """
 
     learned = True
@@ -154,6 +163,7 @@ class GammaPrecision(Block):
         mode_of: Literal["precision", "variance"] = "precision",
         starts: tuple = (None,),
         q_names: tuple = ("shape", "rate", None),
+        mixing: str | None = None,
     ):
         self.name = name
         self.shape, self.rate = float(shape), float(rate)
@@ -167,6 +177,9 @@ class GammaPrecision(Block):
         self.dims = {report_name: list(dims or [])} if ard else {}
         self.starts = starts
         self.q_names = q_names
+        self.mixing = mixing
+        if mixing is not None:
+            self.drivers = frozenset({"gibbs", "vb"})
         n_groups = self.size if ard else 1
         self.n_groups = n_groups
         self.multiplicity = 1.0 if ard else float(self.size)  # coefficients sharing a lambda
@@ -188,6 +201,8 @@ class GammaPrecision(Block):
         float, or one per coefficient with ARD.
         """
         scaled = stats[self.coefficients].square[self.segment] * self.inv_scale2
+        if self.mixing is not None and self.mixing in stats:  # b = 1 before its first draw
+            scaled = scaled * stats[self.mixing].value
         if self.ard:
             return self.rate + 0.5 * scaled
         return self.rate + 0.5 * float(np.sum(scaled))
@@ -206,7 +221,7 @@ class GammaPrecision(Block):
     def sample(self, rate, rng) -> PriorStats:
         """``lambda ~ Gamma(A + k/2, rate)``."""
         lam = rng.gamma(self.shape_q, 1.0 / rate)
-        return PriorStats(self._precision(lam), lam)
+        return PriorStats(self._precision(lam), lam, np.log(lam))
 
     def record(self, stats: PriorStats) -> dict[str, np.ndarray]:
         """The reported variable at ``lambda``."""
@@ -216,11 +231,12 @@ class GammaPrecision(Block):
     def initial_stats(self, stats, start=None) -> PriorStats:
         """``E[lambda] = start``, or the prior mean ``A / B``."""
         mean = self.shape / self.rate if start is None else start
-        return PriorStats(mean * self.inv_scale2)
+        return PriorStats(mean * self.inv_scale2, mean, np.log(mean))
 
     def expected_stats(self, rate) -> PriorStats:
-        """``E[lambda] = (A + k/2) / rate``."""
-        return PriorStats(self._precision(self.shape_q / rate))
+        """``E[lambda] = (A + k/2) / rate`` and ``E[log lambda] = psi(A + k/2) - log rate``."""
+        mean = self.shape_q / rate
+        return PriorStats(self._precision(mean), mean, self.digamma_q - np.log(rate))
 
     def bound_term(self, rate, stats) -> float:
         """``E log p(theta_s | lambda) + E log Gamma(lambda | A, B) - E log q(lambda)``.
@@ -231,20 +247,22 @@ class GammaPrecision(Block):
         """
         inverse_rate = np.reciprocal(rate)  # a NumPy scalar or array: .sum() either way
         log_rate_sum = float(np.log(rate).sum())
+        hyperprior = (
+            self.bound_constant
+            - self.shape * log_rate_sum
+            - self.rate * self.shape_q * float(inverse_rate.sum())
+        )
+        if self.mixing is not None:  # the mixing block owns the segment's factor
+            return hyperprior
         log_precision_sum = (
             self.multiplicity * (self.n_groups * self.digamma_q - log_rate_sum)
             + self.log_inv_scale2_sum
         )
-        return (
-            _segment_log_prior(
-                self._precision(self.shape_q * inverse_rate),
-                log_precision_sum,
-                stats[self.coefficients],
-                self.segment,
-            )
-            + self.bound_constant
-            - self.shape * log_rate_sum
-            - self.rate * self.shape_q * float(inverse_rate.sum())
+        return hyperprior + _segment_log_prior(
+            self._precision(self.shape_q * inverse_rate),
+            log_precision_sum,
+            stats[self.coefficients],
+            self.segment,
         )
 
     def draw_q(self, rate, rng, size: int) -> dict[str, np.ndarray]:
@@ -291,13 +309,13 @@ class GammaPrecision(Block):
         return precision, np.zeros_like(precision)
 
     # -- PyMC -------------------------------------------------------------------------------
-    def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
-        """Declare ``lambda`` (as the reported variable) and the segment ``name``;
-        ``noncentered`` writes ``name = sd * z`` with ``z ~ N(0, I)``.
-        """
+    def declare(self, variables: dict):
+        """Declare ``lambda`` as the reported variable (once); returns ``1 / lambda``."""
         import pymc as pm
 
         reported = self.var_names[0]
+        if reported in variables:
+            return variables[reported]
         ard_dims = self.dims.get(reported)
         if self.report == "precision":
             lam = pm.Gamma(reported, alpha=self.shape, beta=self.rate, dims=ard_dims)
@@ -310,6 +328,15 @@ class GammaPrecision(Block):
             )
             pm.Deterministic(reported, pm.math.sqrt(variance), dims=ard_dims)
         variables[reported] = variance
+        return variance
+
+    def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
+        """Declare ``lambda`` (:meth:`declare`) and the segment ``name``; ``noncentered``
+        writes ``name = sd * z`` with ``z ~ N(0, I)``.
+        """
+        import pymc as pm
+
+        variance = self.declare(variables)
         sd = scale * pm.math.sqrt(variance / self.inv_scale2)
         if noncentered:
             z = pm.Normal(f"{name}_standardized", 0.0, 1.0, dims=dims)

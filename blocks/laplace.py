@@ -16,6 +16,15 @@ stays conjugate. Two blocks:
   - EM: the E-step weight ``1/omega_j = nu c_j / |u_j|`` (Polson-Scott Corollary 4).
 
   The coefficient block reads the prior precision ``E[1/omega_j] / (nu c_j)^2``.
+
+  With a learned variance ``nu^2 = sigma2_u ~ IG(A_u, B_u)`` instead (``variance_block``, a
+  :class:`~bayesvm.blocks.GammaPrecision` over ``lambda = 1 / sigma2_u``), ``b = 1/omega`` is
+  Luts-Ormerod section 3.2's ``b_k ~ IG(1, 1/2)`` and ``nu^-2`` is replaced by ``lambda`` (its
+  value, or ``E_q[lambda]``): Gibbs ``b_k ~ InverseGaussian(sigma_u / |v_k|, 1)`` (App. B),
+  VB ``mu_q(b_k) = [E(sigma2_u^-1) E(v_k^2)]^-1/2`` (Algorithm 3 line 5), and the bound term
+  ``E log lambda / 2 - log(2 c_j) - (sqrt(chi*) + chi / sqrt(chi*)) / 2`` (the fixed-``nu``
+  term with ``-log nu`` replaced by ``E log lambda / 2``; VB over a learned ``sigma2_u`` is
+  conjugate, unlike over a learned ``nu``).
 * :class:`LaplaceScale` -- a learned ``t = 1/nu ~ Gamma(a, b)`` (section 3.3). Its conditional
   with ``omega`` integrated out is ``Gamma(a + m, b + sum_j |u_j| / c_j)``: Gibbs draws it
   (MCMC-SVM step 4), ECME takes its mode (the CME step). Given ``omega`` instead, the
@@ -94,10 +103,11 @@ class LaplaceScale(Block):
 
 
 class MixingParams(NamedTuple):
-    """``q(omega_j) = GIG(1/2, 1, (scaled_j / nu)^2)``."""
+    """``q(omega_j) = GIG(1/2, 1, scaled_j^2 lambda)``, ``lambda = nu^-2``."""
 
     scaled: np.ndarray  # sqrt(E u_j^2) / c_j
-    nu: float
+    precision: float  # lambda = nu^-2, or E[lambda]
+    log_precision: float  # log lambda, or E[log lambda]
 
 
 class LaplaceMixing(Block):
@@ -117,13 +127,26 @@ class LaplaceMixing(Block):
         A fixed scale; None reads it from ``scale_block``.
     scale_block : LaplaceScale, optional
         The learned scale.
+    variance_block : GammaPrecision, optional
+        A learned variance ``nu^2 = sigma2_u`` (Luts-Ormerod section 3.2); its ``mixing`` is
+        this block.
+    report_name : str, optional
+        Report ``b = 1/omega`` under this name (Luts-Ormerod's ``b``); by default nothing.
     """
 
     name = "u_prior"
     latent = True
 
     def __init__(
-        self, coefficients: str, segment: slice, scale, dim: str, nu=None, scale_block=None
+        self,
+        coefficients: str,
+        segment: slice,
+        scale,
+        dim: str,
+        nu=None,
+        scale_block=None,
+        variance_block=None,
+        report_name: str | None = None,
     ):
         self.coefficients = coefficients
         self.dim = dim
@@ -131,47 +154,81 @@ class LaplaceMixing(Block):
         self.scale = np.asarray(scale, dtype=float)
         self.fixed_nu = nu
         self.scale_block = scale_block
+        self.variance_block = variance_block
         self.inv_scale2 = 1.0 / self.scale**2
+        self.log_2_scale_sum = float(np.sum(np.log(2.0 * self.scale)))
+        if variance_block is not None:
+            self.drivers = frozenset({"gibbs", "vb"})
+        if report_name is not None:
+            self.var_names = (report_name,)
+            self.dims = {report_name: [dim]}
+            self.latent = False  # reported, so drawn rather than integrated out
 
     def _nu(self, stats) -> float:
         return self.fixed_nu if self.scale_block is None else stats[self.scale_block.name].nu
 
+    def _inverse_square_scale(self, stats) -> tuple[float, float]:
+        """``(lambda, log lambda)`` for ``lambda = nu^-2``: values, or ``q``'s expectations."""
+        if self.variance_block is not None:
+            variance = stats[self.variance_block.name]
+            return float(variance.value), float(variance.log_value)
+        nu = self._nu(stats)
+        return nu**-2, -2.0 * np.log(nu)
+
     def conditional(self, stats) -> MixingParams:
-        """``chi_j = E[u_j^2] / (nu c_j)^2`` of ``GIG(1/2, 1, chi_j)``, held as
-        ``sqrt(E u_j^2) / c_j`` (floored at ``RESIDUAL_FLOOR``) and ``nu``.
+        """``chi_j = E[u_j^2] lambda / c_j^2`` of ``GIG(1/2, 1, chi_j)``, held as
+        ``sqrt(E u_j^2) / c_j`` (floored at ``RESIDUAL_FLOOR``) and ``lambda = nu^-2``.
         """
         square = stats[self.coefficients].square[self.segment]
         scaled = np.maximum(np.sqrt(square) / self.scale, RESIDUAL_FLOOR)
-        return MixingParams(scaled, self._nu(stats))
+        return MixingParams(scaled, *self._inverse_square_scale(stats))
 
-    def _stats(self, inv_omega: np.ndarray, nu: float) -> PriorStats:
-        return PriorStats(inv_omega * self.inv_scale2 / nu**2, inv_omega)
+    def _stats(self, inv_omega: np.ndarray, precision: float) -> PriorStats:
+        return PriorStats(inv_omega * self.inv_scale2 * precision, inv_omega)
 
     # -- Gibbs ------------------------------------------------------------------------------
     def sample(self, params: MixingParams, rng) -> PriorStats:
         """``1/omega_j ~ InverseGaussian(nu c_j / |u_j|, 1)``."""
-        return self._stats(rng.wald(params.nu / params.scaled, 1.0), params.nu)
+        mean = 1.0 / (params.scaled * np.sqrt(params.precision))
+        return self._stats(rng.wald(mean, 1.0), params.precision)
+
+    def record(self, stats: PriorStats) -> dict[str, np.ndarray]:
+        """``b = 1/omega`` where reported."""
+        return {name: stats.value for name in self.var_names}
 
     # -- VB ---------------------------------------------------------------------------------
     def initial_stats(self, stats, start=None) -> PriorStats:
         """``E_q[1/omega] = 1``: the Gaussian with the Laplace's scale."""
-        return self._stats(np.ones(self.scale.shape[0]), self._nu(stats))
+        return self._stats(np.ones(self.scale.shape[0]), self._inverse_square_scale(stats)[0])
 
     def _chi(self, params: MixingParams) -> tuple[np.ndarray, np.ndarray]:
-        chi = (params.scaled / params.nu) ** 2
+        chi = params.scaled**2 * params.precision
         return chi, np.sqrt(np.maximum(chi, CHI_FLOOR))
 
     def expected_stats(self, params: MixingParams) -> PriorStats:
         """``E_q[1/omega_j] = max(chi_j, CHI_FLOOR)^-1/2``."""
         _, root = self._chi(params)
-        return self._stats(1.0 / root, params.nu)
+        return self._stats(1.0 / root, params.precision)
 
     def bound_term(self, params: MixingParams, stats) -> float:
-        """``E log N(u | 0, omega nu^2 c^2) + E log Exp(omega | 1/2) - E log q(omega)``."""
+        """``E log N(u | 0, omega nu^2 c^2) + E log Exp(omega | 1/2) - E log q(omega)``:
+        ``E log lambda / 2 - log(2 c_j) - (sqrt(chi*) + chi / sqrt(chi*)) / 2`` per
+        coefficient (module docstring).
+        """
         chi, root = self._chi(params)
-        return -float(np.sum(np.log(2.0 * params.nu * self.scale))) - 0.5 * float(
-            np.sum(root + chi / root)
+        m = chi.shape[0]
+        return (
+            0.5 * m * params.log_precision
+            - self.log_2_scale_sum
+            - 0.5 * float(np.sum(root + chi / root))
         )
+
+    def draw_q(self, params: MixingParams, rng, size: int) -> dict[str, np.ndarray]:
+        """Draws of ``b = 1/omega ~ InverseGaussian(chi^-1/2, 1)`` where reported."""
+        _, root = self._chi(params)
+        return {
+            name: rng.wald(1.0 / root, 1.0, size=(size, root.shape[0])) for name in self.var_names
+        }
 
     def variational(self, params: MixingParams) -> dict:
         """``chi`` of every ``q(omega_j)``."""
@@ -197,5 +254,18 @@ class LaplaceMixing(Block):
         """``name ~ Laplace(0, nu c)`` (``omega`` integrated out)."""
         import pymc as pm
 
+        if self.variance_block is not None:
+            variance = self.variance_block.declare(variables)
+            if not self.var_names:
+                return pm.Laplace(
+                    name, 0.0, b=scale * pm.math.sqrt(variance) * self.scale, dims=dims
+                )
+            b = pm.InverseGamma(self.var_names[0], 1.0, 0.5, dims=dims)
+            variables[self.var_names[0]] = b
+            sd = scale * pm.math.sqrt(variance / b) * self.scale
+            if noncentered:
+                z = pm.Normal(f"{name}_standardized", 0.0, 1.0, dims=dims)
+                return pm.Deterministic(name, sd * z, dims=dims)
+            return pm.Normal(name, 0.0, sigma=sd, dims=dims)
         nu = self.fixed_nu if self.scale_block is None else self.scale_block.declare(variables)
         return pm.Laplace(name, 0.0, b=scale * nu * self.scale, dims=dims)

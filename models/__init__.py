@@ -6,6 +6,7 @@ from bayesvm.models.linear_svm import LinearSVM
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
+from bayesvm.models.spike_slab import SpikeSlabSVM
 
 __all__ = [
     "LinearPredictorSVM",
@@ -13,6 +14,7 @@ __all__ = [
     "LinearSVM",
     "LogisticRegression",
     "MixedSVM",
+    "SpikeSlabSVM",
     "FixedGaussian",
     "LearnedGaussian",
     "Laplace",

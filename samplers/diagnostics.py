@@ -6,6 +6,8 @@ A sampler's draws are trusted when (Vehtari, Gelman, Simpson, Carpenter & Buerkn
 * every parameter's rank-normalised split R-hat is below :data:`RHAT_MAX` (1.01);
 * every parameter's bulk and tail effective sample sizes reach :data:`ESS_PER_CHAIN`
   (100) per chain, enough for R-hat and the Monte Carlo errors themselves to be reliable;
+* parameters whose every draw is the same (an inclusion indicator that never switched, and
+  the weight it holds at zero) have no Monte Carlo error and are not checked;
 * NUTS made no divergent transition (a divergence means a region of the posterior the
   sampler could not explore, so the draws can be biased whatever R-hat says).
 
@@ -33,16 +35,17 @@ def mcmc_problems(idata) -> list[str]:
     n_chains = posterior.sizes["chain"]
     problems = []
     chains = _halves_as_chains(posterior) if n_chains < 2 else posterior
+    constant = posterior.max(("chain", "draw")) == posterior.min(("chain", "draw"))
     if chains is None:
         problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
     else:
-        name, rhat = _worst(az.rhat(chains), largest=True)
+        name, rhat = _worst(az.rhat(chains), constant, largest=True)
         if not rhat < RHAT_MAX:
             disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
             problems.append(f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}")
     floor = ESS_PER_CHAIN * n_chains
     for method in ("bulk", "tail"):
-        name, ess = _worst(az.ess(posterior, method=method), largest=False)
+        name, ess = _worst(az.ess(posterior, method=method), constant, largest=False)
         if not ess >= floor:
             problems.append(
                 f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "
@@ -65,7 +68,11 @@ def mcmc_converged(idata) -> bool:
 
 def mcmc_fit(model, result, method: str):
     """The :class:`~bayesvm.Fit` from :func:`~bayesvm.drivers.run_mcmc`'s draws."""
-    idata = build_idata(model, result.samples)
+    posterior = {name: result.samples[name] for name in model.var_names}
+    sample_stats = {
+        name: values for name, values in result.samples.items() if name not in posterior
+    }
+    idata = build_idata(model, posterior, sample_stats=sample_stats)
     problems = mcmc_problems(idata)
     if result.interrupted:
         problems.insert(0, "interrupted: the draws stop where the sampler was stopped")
@@ -91,15 +98,19 @@ def _halves_as_chains(posterior: xr.Dataset) -> xr.Dataset | None:
     )
 
 
-def _worst(statistics: xr.Dataset, largest: bool) -> tuple[str, float]:
-    """The parameter (ArviZ label, e.g. ``u[x3]``) with the largest or smallest statistic;
-    NaN (undefined, e.g. for draws that never move) is the worst of all.
+def _worst(statistics: xr.Dataset, constant: xr.Dataset, largest: bool) -> tuple[str, float]:
+    """The parameter (ArviZ label, e.g. ``u[x3]``) with the largest or smallest statistic,
+    those ``constant`` in every draw left out; NaN (undefined, e.g. for draws that never move
+    in some chain) is the worst of all.
     """
     worst_label, worst = "", -np.inf if largest else np.inf
     for name, values in statistics.data_vars.items():
         array = values.to_numpy()
+        skip = constant[name].to_numpy()
         coords = [values[dim].to_numpy() for dim in values.dims]
         for index in np.ndindex(array.shape):
+            if skip[index]:
+                continue
             value = float(array[index])
             if np.isnan(value) or (value > worst if largest else value < worst):
                 labels = ", ".join(str(coord[i]) for coord, i in zip(coords, index, strict=True))

@@ -17,11 +17,18 @@ from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit
 from bayesvm.samplers.diagnostics import mcmc_fit
 
-__all__ = ["fit_gibbs", "make_gibbs_kernel"]
+__all__ = ["fit_gibbs", "fit_rj", "make_gibbs_kernel"]
 
 
-def make_gibbs_kernel(blocks):
-    """``(init, step, record)`` over ``blocks`` for :func:`bayesvm.drivers.run_mcmc`."""
+def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
+    """``(init, step, record)`` over ``blocks`` for :func:`bayesvm.drivers.run_mcmc`.
+
+    With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
+    ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump`) instead of its Gibbs
+    update. ``record`` returns the posterior variables and the blocks' sample statistics.
+    """
+    updates = [block.jump if jumps and "rj" in block.drivers else block.sample for block in blocks]
+    options = [{"moves": moves} if jumps and "rj" in block.drivers else {} for block in blocks]
 
     def init(rng) -> dict:
         stats: dict = {}
@@ -30,14 +37,15 @@ def make_gibbs_kernel(blocks):
         return stats
 
     def step(stats: dict, rng) -> dict:
-        for block in blocks:
-            stats[block.name] = block.sample(block.conditional(stats), rng)
+        for block, update, option in zip(blocks, updates, options, strict=True):
+            stats[block.name] = update(block.conditional(stats), rng, **option)
         return stats
 
     def record(stats: dict) -> dict[str, np.ndarray]:
         values: dict = {}
         for block in blocks:
             values.update(block.record(stats[block.name]))
+            values.update(block.sample_stats(stats[block.name]))
         return values
 
     return init, step, record
@@ -67,7 +75,41 @@ def fit_gibbs(
     progressbar : bool
         Show a progress bar.
     """
-    init, step, record = make_gibbs_kernel(model.blocks)
+    return _run_sweeps(
+        model, make_gibbs_kernel(model.blocks), "gibbs", draws, tune, chains, seed, progressbar
+    )
+
+
+@register("rj", block_driver("rj"))
+def fit_rj(
+    model,
+    *,
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int = 4,
+    moves: int | None = None,
+    seed=None,
+    progressbar: bool = True,
+) -> Fit:
+    """Fit by reversible jump: the Gibbs sweep of :func:`fit_gibbs` with the model's
+    inclusion vector moved by birth / death / swap proposals, its coefficients integrated out
+    (:mod:`bayesvm.samplers.model_search`; Nott & Green 2004, Zhang et al. section 3.2).
+
+    Parameters
+    ----------
+    moves : int, optional
+        Proposals per sweep (default: one per switchable column). The model size and the
+        acceptance rate of each sweep are kept in ``sample_stats`` (``n_active``,
+        ``accept_rate``).
+    draws, tune, chains, seed, progressbar
+        As for :func:`fit_gibbs`.
+    """
+    kernel = make_gibbs_kernel(model.blocks, jumps=True, moves=moves)
+    return _run_sweeps(model, kernel, "rj", draws, tune, chains, seed, progressbar)
+
+
+def _run_sweeps(model, kernel, method, draws, tune, chains, seed, progressbar) -> Fit:
+    init, step, record = kernel
     settings = model.gibbs_settings
     result = run_mcmc(
         init,
@@ -78,6 +120,6 @@ def fit_gibbs(
         tune=settings["tune"] if tune is None else tune,
         draws=settings["draws"] if draws is None else draws,
         progressbar=progressbar,
-        description="Gibbs",
+        description="Gibbs" if method == "gibbs" else "reversible jump",
     )
-    return mcmc_fit(model, result, "gibbs")
+    return mcmc_fit(model, result, method)

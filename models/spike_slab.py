@@ -1,0 +1,235 @@
+"""Sparse Bayesian SVMs: spike-and-slab priors on the feature weights.
+
+``f = beta + D u`` with ``u = gamma * v``, ``gamma_k ~ Bernoulli(rho)``, the intercept
+unpenalised (``beta ~ N(0, sigma2_beta)``), and the hinge pseudo-likelihood. Two slabs:
+
+* :meth:`SpikeSlabSVM.laplace_zero` -- Luts-Ormerod section 3.2: ``v_k | b_k, sigma2_u ~
+  N(0, sigma2_u / b_k)``, ``b_k ~ IG(1, 1/2)`` (so ``v_k ~ Laplace(0, sigma_u)``),
+  ``sigma2_u ~ IG(A_u, B_u)``; defaults ``A_u = B_u = 0.01``, ``sigma2_beta = 1e8``
+  (section 3.1) and ``rho = 0.01`` (section 4.4). Variables ``beta, v, u, gamma, sigma2_u, b``.
+* :meth:`SpikeSlabSVM.gaussian_slab` -- Polson-Scott section 4.2, eq. (16): the included
+  weights ``u_gamma ~ N(0, nu^2 diag(c_gamma^2))`` with the slab scale ``nu`` fixed, ``c_j``
+  1 or the feature's standard deviation (their ``sigma_j``), ``pi`` the prior inclusion
+  probability. Variables ``beta, v, u, gamma``.
+
+The model is its blocks: :class:`~bayesvm.blocks.inclusion.InclusionCoefficients` for
+``(beta, v, gamma)``, the hinge augmentation, and the slab's prior blocks. Methods: ``"vb"``
+(Luts-Ormerod Algorithm 3), ``"gibbs"`` (Polson-Scott's collapsed update of ``gamma``, eq. 17,
+or Luts-Ormerod App. B's update given ``v``: ``update=``), ``"rj"`` (birth / death / swap
+with the coefficients integrated out) and ``"nuts"`` (PyMC: NUTS for the continuous variables
+and PyMC's binary Gibbs-Metropolis step for ``gamma``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from bayesvm.blocks import FixedPrecision, GammaPrecision, HingeAugmentation, Segment
+from bayesvm.blocks.inclusion import InclusionCoefficients
+from bayesvm.blocks.laplace import LaplaceMixing
+from bayesvm.models.design import DenseDesign
+from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
+from bayesvm.models.linear_svm import _feature_scale, intercept_and_features
+from bayesvm.models.penalties import FixedGaussian
+from bayesvm.models.validation import (
+    as_design,
+    check_positive_finite,
+    encode_labels,
+    feature_names_for,
+)
+
+__all__ = ["SpikeSlabSVM", "LaplaceSlab"]
+
+
+@dataclass(frozen=True, eq=False)
+class LaplaceSlab:
+    """Luts-Ormerod's Laplace slab with a learned scale: ``v_k | b_k, sigma2_u ~ N(0,
+    sigma2_u / b_k)``, ``b_k ~ IG(1, 1/2)``, ``sigma2_u ~ IG(shape, rate)``.
+    """
+
+    shape: float
+    rate: float
+
+    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
+        """``(the segment's prior, blocks to visit)``: ``sigma2_u`` (as the Gamma precision
+        ``1 / sigma2_u``, VB's start ``E[1/sigma2_u] = 1``), then the mixing ``b`` that is the
+        segment's prior. Luts-Ormerod update ``b`` before ``sigma2_u`` (Algorithm 3 lines 5 and
+        11); here ``b`` follows, so that the precision ``b_k / sigma2_u`` the coefficients read
+        is current in both factors.
+        """
+        size = segment.stop - segment.start
+        variance = GammaPrecision(
+            "sigma2_u_prior",
+            shape=self.shape,
+            rate=self.rate,
+            coefficients=coefficients,
+            segment=segment,
+            scale=np.ones(size),
+            report="variance",
+            report_name="sigma2_u",
+            starts=(1.0,),
+            q_names=("variance_shape", "variance_rate", None),
+            mixing="v_prior",
+        )
+        mixing = LaplaceMixing(
+            coefficients, segment, np.ones(size), dim, variance_block=variance, report_name="b"
+        )
+        mixing.name = "v_prior"
+        return mixing, [variance, mixing]
+
+
+@dataclass(frozen=True, eq=False)
+class SpikeSlabSVM(LinearPredictorSVM):
+    """Linear Bayesian SVM with a spike-and-slab prior on the feature weights.
+
+    Build it with :meth:`laplace_zero` or :meth:`gaussian_slab`.
+    """
+
+    inclusion_prior: float = 0.5
+    update: Literal["collapsed", "conditional"] = "collapsed"
+
+    @classmethod
+    def laplace_zero(
+        cls,
+        D,
+        y,
+        *,
+        rho: float = 0.01,
+        A_u: float = 0.01,
+        B_u: float = 0.01,
+        sigma2_beta: float = 1e8,
+        update: Literal["collapsed", "conditional"] = "conditional",
+        feature_names=None,
+        positive_class=None,
+    ) -> SpikeSlabSVM:
+        """Luts-Ormerod section 3.2's Laplace-zero prior ``u_k ~ gamma_k Laplace(0, sigma_u) +
+        (1 - gamma_k) delta_0``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n_samples, n_features)
+            Predictors (no intercept column).
+        y : array-like of shape (n_samples,)
+            Two classes.
+        rho : float
+            Prior inclusion probability (section 4.4: 0.01).
+        A_u, B_u : float
+            ``sigma2_u ~ IG(A_u, B_u)``.
+        sigma2_beta : float
+            Prior variance of the intercept.
+        update : {"conditional", "collapsed"}
+            Gibbs update of ``gamma``: App. B's, given ``v`` (the paper's sampler), or with
+            ``v`` integrated out (Polson-Scott eq. 17), which mixes faster.
+        feature_names, positive_class
+            As for :meth:`~bayesvm.models.LinearSVM.from_arrays`.
+        """
+        check_positive_finite(A_u=A_u, B_u=B_u, sigma2_beta=sigma2_beta)
+        return cls._build(
+            D, y, rho, LaplaceSlab(A_u, B_u), sigma2_beta, update, feature_names, positive_class
+        )
+
+    @classmethod
+    def gaussian_slab(
+        cls,
+        D,
+        y,
+        *,
+        pi: float = 0.5,
+        nu: float = 100.0,
+        feature_scale: Literal["none", "std"] = "none",
+        sigma2_beta: float = 1e8,
+        update: Literal["collapsed", "conditional"] = "collapsed",
+        feature_names=None,
+        positive_class=None,
+    ) -> SpikeSlabSVM:
+        """Polson-Scott section 4.2's spike-and-slab, eq. (16): ``u_j = 0`` or ``u_j ~ N(0,
+        nu^2 c_j^2)``.
+
+        Parameters
+        ----------
+        pi : float
+            Prior inclusion probability (section 5: 0.01 and 0.5).
+        nu : float
+            Slab scale (section 5: 100, "little shrinkage for variables that were included").
+        feature_scale : {"none", "std"}
+            ``c_j``: 1, or the feature's standard deviation (Polson-Scott's ``sigma_j``).
+        update : {"collapsed", "conditional"}
+            Gibbs update of ``gamma``: eq. (17), ``v`` integrated out (the paper's), or given
+            ``v`` (as Luts-Ormerod's App. B).
+        D, y, sigma2_beta, feature_names, positive_class
+            As for :meth:`laplace_zero`.
+        """
+        check_positive_finite(nu=nu, sigma2_beta=sigma2_beta)
+        scale = _feature_scale(as_design(D), feature_scale)
+        slab = FixedGaussian(variance=(nu * scale) ** 2)
+        return cls._build(D, y, pi, slab, sigma2_beta, update, feature_names, positive_class)
+
+    @classmethod
+    def _build(cls, D, y, inclusion_prior, slab, sigma2_beta, update, names, positive_class):
+        D = as_design(D)
+        n_samples, n_features = D.shape
+        if n_samples < 2:
+            raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
+        if not 0.0 < inclusion_prior < 1.0:
+            raise ValueError(
+                f"the prior inclusion probability must be in (0, 1); got {inclusion_prior!r}"
+            )
+        if update not in ("collapsed", "conditional"):
+            raise ValueError(f"update must be 'collapsed' or 'conditional'; got {update!r}")
+        y_pm, classes = encode_labels(y, n_samples, positive_class)
+        return cls(
+            X=np.ones((n_samples, 1)),
+            Z=D,
+            y=y_pm,
+            classes=classes,
+            fixed_names=["intercept"],
+            effect_names=feature_names_for(n_features, names),
+            penalty=slab,
+            sigma2_beta=float(sigma2_beta),
+            inclusion_prior=float(inclusion_prior),
+            update=update,
+        )
+
+    @classmethod
+    def from_frame(cls, df, target: str, features=None, *, prior="laplace_zero", **kwargs):
+        """Build from a DataFrame with :meth:`laplace_zero` or :meth:`gaussian_slab`."""
+        if prior not in ("laplace_zero", "gaussian_slab"):
+            raise ValueError(f"prior must be 'laplace_zero' or 'gaussian_slab'; got {prior!r}")
+        D, y, names = frame_to_arrays(df, target, features)
+        return getattr(cls, prior)(D, y, feature_names=names, **kwargs)
+
+    def build_blocks(self) -> list:
+        """``(beta, v, gamma)``, the hinge augmentation, the intercept's prior and the slab's
+        blocks, in the order of Luts-Ormerod's Algorithm 3.
+        """
+        p, k = self.n_fixed, self.n_coefficients
+        beta_prior = FixedPrecision(
+            "beta_prior", np.full(p, 1.0 / self.sigma2_beta), "theta", slice(0, p)
+        )
+        v_prior, slab_blocks = self.penalty.blocks("theta", slice(p, k), self.effect_dim)
+        names = [f"beta[{name}]" for name in self.fixed_names]
+        names += [f"v[{name}]" for name in self.effect_names]
+        theta = InclusionCoefficients(
+            self.design_operator,
+            [
+                Segment("beta", "fixed", slice(0, p), beta_prior),
+                Segment("v", self.effect_dim, slice(p, k), v_prior),
+            ],
+            likelihood="hinge",
+            coefficient_names=names,
+            inclusion_prior=self.inclusion_prior,
+            update=self.update,
+        )
+        return [theta, HingeAugmentation(self.y), beta_prior, *slab_blocks]
+
+    @property
+    def coefficient_var_names(self) -> tuple[str, ...]:
+        """``(beta, u)``: the linear predictor's coefficients, ``u = gamma v``."""
+        return ("beta", "u")
+
+    def design_for(self, X_new, **kwargs) -> DenseDesign:
+        """Design ``[1, X_new]`` of new inputs."""
+        return DenseDesign(*intercept_and_features(X_new, self.n_effects))
