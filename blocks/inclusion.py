@@ -45,7 +45,6 @@ from bayesvm.linalg import (
     inverse_factor,
     log_det_from_cholesky,
     triangular_solve,
-    weighted_gram,
 )
 from bayesvm.samplers import model_search
 from bayesvm.samplers.model_search import DEFAULT_JUMPS, JumpSettings
@@ -170,7 +169,7 @@ class InclusionCoefficients(Block):
         and then each ``q(gamma_k)`` (Algorithm 3 lines 2-9).
         """
         likelihood = stats[self.likelihood]
-        gram = weighted_gram(self.C, likelihood.weights)
+        gram = self.design.gram(likelihood.weights)
         linear = self.design.transpose_times(likelihood.response)
         prior = self._prior_precision(stats)
         previous = stats.get(self.name)
@@ -281,8 +280,9 @@ class InclusionCoefficients(Block):
         mu = self._with_fixed(params.inclusion)
         mean = params.mean
         square = mean**2 + np.diag(params.covariance)
-        half = triangular_solve(params.factor, mu[:, None] * self.design.matrix_t)
-        f_var = np.einsum("ij,ij->j", half, half) + self.C_squared @ (mu * (1.0 - mu) * square)
+        scaled_covariance = params.covariance * np.outer(mu, mu)  # of C (mu~ o theta)
+        f_var = np.einsum("ij,ij->i", self.C @ scaled_covariance, self.C)
+        f_var += self.C_squared @ (mu * (1.0 - mu) * square)
         return InclusionStats(mean, square, self.C @ (mu * mean), f_var, params.inclusion)
 
     def bound_term(self, params: VariationalParams, stats) -> float:

@@ -55,6 +55,10 @@ class DenseDesign:
         """``C`` itself."""
         return self.matrix
 
+    def gram(self, weights: np.ndarray) -> np.ndarray:
+        """``C^T diag(weights) C`` (a matrix product: faster here than a rank-k update)."""
+        return self.matrix_t @ (weights[:, None] * self.matrix)
+
     def symbolic_predictor(self, parts: list):
         """``C theta`` in PyTensor, ``theta`` given as ``(slice, tensor)`` parts (``to_pymc``)."""
         import pytensor.tensor as pt
@@ -70,8 +74,7 @@ class DenseGaussian:
     """Gaussian with precision ``P = C^T W C + diag(prior)``, held by its Cholesky factor."""
 
     def __init__(self, design: DenseDesign, weights: np.ndarray, prior_precision: np.ndarray):
-        C = design.matrix
-        precision = design.matrix_t @ (weights[:, None] * C)
+        precision = design.gram(weights)
         precision.flat[:: precision.shape[0] + 1] += prior_precision  # the diagonal
         self.design = design
         self.precision_matrix = precision
