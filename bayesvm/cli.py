@@ -32,7 +32,7 @@ from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.models import LinearSVM, MixedSVM
+from bayesvm.models import LinearSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -104,11 +104,22 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--features", type=_names, help="comma-separated feature columns (default: all others)"
     )
-    fit.add_argument("--model", choices=["linear", "penalized"], default="linear")
-    fit.add_argument("--prior", choices=["ridge", "lasso"], help="linear model only")
+    fit.add_argument("--model", choices=["linear", "penalized", "spikeslab"], default="linear")
+    fit.add_argument(
+        "--prior",
+        choices=["ridge", "lasso", "laplace-zero", "gaussian-slab"],
+        help="linear: ridge (default) or lasso; spikeslab: laplace-zero (default) or gaussian-slab",
+    )
     fit.add_argument("--alpha", type=float, help="fixed penalty (linear model only)")
-    fit.add_argument("--nu", type=float, help="fixed Polson-Scott scale (linear model only)")
-    fit.add_argument("--method", default="vb", help="vb, gibbs, em, ecme or nuts (default: vb)")
+    fit.add_argument(
+        "--nu", type=float, help="fixed Polson-Scott scale (linear) or slab scale (gaussian-slab)"
+    )
+    fit.add_argument(
+        "--inclusion",
+        type=_probability,
+        help="prior inclusion probability (spikeslab: 0.01 laplace-zero, 0.5 gaussian-slab)",
+    )
+    fit.add_argument("--method", default="vb", help="vb, gibbs, rj, em, ecme or nuts (default: vb)")
     fit.add_argument("--seed", type=_non_negative_int)
     fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
     fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
@@ -174,11 +185,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _fit(args) -> None:
-    linear_options = {"prior": args.prior, "alpha": args.alpha, "nu": args.nu}
-    linear_options = {key: value for key, value in linear_options.items() if value is not None}
-    if args.model == "penalized" and linear_options:
-        given = ", ".join(f"--{key}" for key in linear_options)
-        raise CommandError(f"{given}: linear model only (--model penalized infers its penalty)")
+    model_options = {
+        "prior": args.prior,
+        "alpha": args.alpha,
+        "nu": args.nu,
+        "inclusion": args.inclusion,
+    }
+    model_options = {key: value for key, value in model_options.items() if value is not None}
+    allowed = {
+        "linear": {"prior", "alpha", "nu"},
+        "penalized": set(),
+        "spikeslab": {"prior", "nu", "inclusion"},
+    }[args.model]
+    if set(model_options) - allowed:
+        given = ", ".join(f"--{key}" for key in sorted(set(model_options) - allowed))
+        raise CommandError(f"--model {args.model} takes no {given}")
     options = {"seed": args.seed, "draws": args.draws, "chains": args.chains, "tune": args.tune}
     options = {key: value for key, value in options.items() if value is not None}
     takes = {"seed"}
@@ -191,10 +212,7 @@ def _fit(args) -> None:
         raise CommandError(f"method {args.method!r} takes no {given}")
     try:
         data = _read_rows(args.data)
-        if args.model == "linear":
-            model = LinearSVM.from_frame(data, args.target, args.features, **linear_options)
-        else:
-            model = MixedSVM.from_frame(data, args.target, args.features)
+        model = _model_from_frame(args.model, data, args.target, args.features, model_options)
     except (OSError, ValueError) as error:
         raise CommandError(error) from error
     if args.method not in bayesvm.methods(model):
@@ -213,6 +231,29 @@ def _fit(args) -> None:
     if fit.lower_bound is not None:
         print(f"variational lower bound: {fit.lower_bound:.6f}")
     print(f"wrote {args.out}")
+
+
+def _model_from_frame(name: str, data, target: str, features, options: dict):
+    """The model of ``bayesvm fit --model name`` with its command-line options."""
+    if name == "penalized":
+        return MixedSVM.from_frame(data, target, features)
+    if name == "linear":
+        if options.get("prior") in ("laplace-zero", "gaussian-slab"):
+            raise ValueError(
+                f"--prior {options['prior']} is a spikeslab prior: add --model spikeslab"
+            )
+        return LinearSVM.from_frame(data, target, features, **options)
+    prior = options.pop("prior", "laplace-zero")
+    if prior not in ("laplace-zero", "gaussian-slab"):
+        raise ValueError(
+            f"--model spikeslab takes --prior laplace-zero or gaussian-slab; got {prior}"
+        )
+    if prior == "laplace-zero" and "nu" in options:
+        raise ValueError("--nu is the gaussian-slab's scale; laplace-zero learns sigma2_u")
+    inclusion = options.pop("inclusion", None)
+    if inclusion is not None:
+        options["rho" if prior == "laplace-zero" else "pi"] = inclusion
+    return SpikeSlabSVM.from_frame(data, target, features, prior=prior.replace("-", "_"), **options)
 
 
 def _compare(args) -> None:

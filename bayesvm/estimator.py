@@ -16,7 +16,7 @@ from bayesvm.registry import fit as fit_model
 __all__ = ["BayesianSVC"]
 
 # Methods that draw a Markov chain and take ``draws``, ``tune``, ``chains`` and ``progressbar``.
-SAMPLING_METHODS = ("gibbs", "nuts")
+SAMPLING_METHODS = ("gibbs", "rj", "nuts")
 
 # Probabilities are ``1 - p`` and ``p`` in float64, so a class probability below machine epsilon
 # is round-off: flooring it there caps the log-odds at about +-36 instead of infinity.

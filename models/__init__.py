@@ -5,7 +5,7 @@ from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.models.linear_svm import LinearSVM
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.models.mixed_svm import MixedSVM
-from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
+from bayesvm.models.penalties import FixedGaussian, Laplace, LaplaceSlab, LearnedGaussian
 from bayesvm.models.spike_slab import SpikeSlabSVM
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "FixedGaussian",
     "LearnedGaussian",
     "Laplace",
+    "LaplaceSlab",
 ]

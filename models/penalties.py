@@ -11,6 +11,8 @@ backends see only the blocks:
   penalty inferred (Luts-Ormerod section 3.1; Polson-Scott ridge with ``nu^2 = s2``).
 * :class:`Laplace` -- ``u_j | nu ~ Laplace(0, nu * c_j)``, ``nu`` fixed or
   ``1/nu ~ Gamma(a, b)``: the Polson-Scott lasso (eq. 5 with alpha = 1, Corollary 1).
+* :class:`LaplaceSlab` -- ``v_k ~ Laplace(0, sigma_u)`` as a normal scale mixture with
+  ``sigma2_u ~ IG(A, B)``: the slab of Luts-Ormerod's Laplace-zero prior (section 3.2).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from bayesvm.blocks import FixedPrecision, GammaPrecision
 from bayesvm.blocks.laplace import LaplaceMixing, LaplaceScale
 
-__all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "Penalty"]
+__all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "LaplaceSlab", "Penalty"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,4 +103,41 @@ class Laplace:
         return mixing, [block for block in (scale_block, mixing) if block is not None]
 
 
-Penalty = FixedGaussian | LearnedGaussian | Laplace
+@dataclass(frozen=True, eq=False)
+class LaplaceSlab:
+    """Luts-Ormerod's Laplace slab with a learned scale: ``v_k | b_k, sigma2_u ~ N(0,
+    sigma2_u / b_k)``, ``b_k ~ IG(1, 1/2)``, ``sigma2_u ~ IG(shape, rate)``.
+    """
+
+    shape: float
+    rate: float
+
+    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
+        """``(the segment's prior, blocks to visit)``: ``sigma2_u`` (as the Gamma precision
+        ``1 / sigma2_u``, VB's start ``E[1/sigma2_u] = 1``), then the mixing ``b`` that is the
+        segment's prior. Luts-Ormerod update ``b`` before ``sigma2_u`` (Algorithm 3 lines 5 and
+        11); here ``b`` follows, so that the precision ``b_k / sigma2_u`` the coefficients read
+        is current in both factors.
+        """
+        size = segment.stop - segment.start
+        variance = GammaPrecision(
+            "sigma2_u_prior",
+            shape=self.shape,
+            rate=self.rate,
+            coefficients=coefficients,
+            segment=segment,
+            scale=np.ones(size),
+            report="variance",
+            report_name="sigma2_u",
+            starts=(1.0,),
+            q_names=("variance_shape", "variance_rate", None),
+            mixing="v_prior",
+        )
+        mixing = LaplaceMixing(
+            coefficients, segment, np.ones(size), dim, variance_block=variance, report_name="b"
+        )
+        mixing.name = "v_prior"
+        return mixing, [variance, mixing]
+
+
+Penalty = FixedGaussian | LearnedGaussian | Laplace | LaplaceSlab

@@ -27,13 +27,12 @@ from typing import Literal
 
 import numpy as np
 
-from bayesvm.blocks import FixedPrecision, GammaPrecision, HingeAugmentation, Segment
+from bayesvm.blocks import FixedPrecision, HingeAugmentation, Segment
 from bayesvm.blocks.inclusion import InclusionCoefficients
-from bayesvm.blocks.laplace import LaplaceMixing
 from bayesvm.models.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.linear_svm import _feature_scale, intercept_and_features
-from bayesvm.models.penalties import FixedGaussian
+from bayesvm.models.penalties import FixedGaussian, LaplaceSlab
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
@@ -41,44 +40,7 @@ from bayesvm.models.validation import (
     feature_names_for,
 )
 
-__all__ = ["SpikeSlabSVM", "LaplaceSlab"]
-
-
-@dataclass(frozen=True, eq=False)
-class LaplaceSlab:
-    """Luts-Ormerod's Laplace slab with a learned scale: ``v_k | b_k, sigma2_u ~ N(0,
-    sigma2_u / b_k)``, ``b_k ~ IG(1, 1/2)``, ``sigma2_u ~ IG(shape, rate)``.
-    """
-
-    shape: float
-    rate: float
-
-    def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
-        """``(the segment's prior, blocks to visit)``: ``sigma2_u`` (as the Gamma precision
-        ``1 / sigma2_u``, VB's start ``E[1/sigma2_u] = 1``), then the mixing ``b`` that is the
-        segment's prior. Luts-Ormerod update ``b`` before ``sigma2_u`` (Algorithm 3 lines 5 and
-        11); here ``b`` follows, so that the precision ``b_k / sigma2_u`` the coefficients read
-        is current in both factors.
-        """
-        size = segment.stop - segment.start
-        variance = GammaPrecision(
-            "sigma2_u_prior",
-            shape=self.shape,
-            rate=self.rate,
-            coefficients=coefficients,
-            segment=segment,
-            scale=np.ones(size),
-            report="variance",
-            report_name="sigma2_u",
-            starts=(1.0,),
-            q_names=("variance_shape", "variance_rate", None),
-            mixing="v_prior",
-        )
-        mixing = LaplaceMixing(
-            coefficients, segment, np.ones(size), dim, variance_block=variance, report_name="b"
-        )
-        mixing.name = "v_prior"
-        return mixing, [variance, mixing]
+__all__ = ["SpikeSlabSVM"]
 
 
 @dataclass(frozen=True, eq=False)
