@@ -28,6 +28,7 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_sparse import run_model_search_bench
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
@@ -140,7 +141,25 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--sizes", type=_sizes, default=[(200, 10)], help="e.g. 200x10,500x50 (n x d)"
     )
-    bench.add_argument("--methods", type=_names, default=["vb", "gibbs", "nuts"])
+    bench.add_argument(
+        "--model",
+        choices=["penalized", "spikeslab"],
+        default="penalized",
+        help="penalized: every backend on simulated data (default); spikeslab: the model "
+        "search (gibbs, rj, nuts) on the spam data",
+    )
+    bench.add_argument(
+        "--prior",
+        choices=["gaussian-slab", "laplace-zero"],
+        default="gaussian-slab",
+        help="spikeslab's prior",
+    )
+    bench.add_argument("--rows", type=_positive_int, help="spikeslab: a random subset of e-mails")
+    bench.add_argument(
+        "--methods",
+        type=_names,
+        help="default vb,gibbs,nuts (penalized), gibbs,rj,nuts (spikeslab)",
+    )
     bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
     bench.add_argument("--seed", type=_non_negative_int, default=0)
     bench.add_argument(
@@ -278,14 +297,23 @@ def _compare(args) -> None:
 
 def _bench(args) -> None:
     try:
-        table = run_bench(
-            sizes=args.sizes,
-            methods=args.methods,
-            repeats=args.repeats,
-            seed=args.seed,
-            quick=args.quick,
-            threads=args.threads,
-        )
+        if args.model == "spikeslab":
+            table = run_model_search_bench(
+                methods=args.methods or ["gibbs", "rj", "nuts"],
+                prior=args.prior.replace("-", "_"),
+                rows=args.rows,
+                seed=args.seed,
+                quick=args.quick,
+            )
+        else:
+            table = run_bench(
+                sizes=args.sizes,
+                methods=args.methods or ["vb", "gibbs", "nuts"],
+                repeats=args.repeats,
+                seed=args.seed,
+                quick=args.quick,
+                threads=args.threads,
+            )
     except ValueError as error:
         raise CommandError(error) from error
     print(markdown_table(table))
