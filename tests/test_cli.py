@@ -70,6 +70,27 @@ def test_compare_prints_a_table_and_plots(fitted, tmp_path, capsys):
     assert plot.stat().st_size > 0
 
 
+def test_fit_spikeslab_by_reversible_jump_stores_the_inclusion_indicators(csv_path, tmp_path):
+    out = tmp_path / "rj.nc"
+    argv = ["fit", str(csv_path), "--target", "label", "--model", "spikeslab"]
+    options = ["--prior", "gaussian-slab", "--inclusion", "0.3", "--nu", "5", "--method", "rj"]
+    chains = ["--draws", "50", "--tune", "20", "--chains", "1", "--seed", "2"]
+    assert cli.main([*argv, *options, *chains, "--out", str(out)]) == 0
+    idata = az.from_netcdf(out)
+    assert idata.posterior["gamma"].dims == ("chain", "draw", "effect")
+    assert set(np.unique(idata.posterior["gamma"])) <= {0.0, 1.0}
+    assert {"n_active", "accept_rate"} <= set(idata.sample_stats.data_vars)
+
+
+def test_bench_spikeslab_times_the_model_search(capsys):
+    argv = ["bench", "--model", "spikeslab", "--quick", "--rows", "120", "--methods", "gibbs,rj"]
+    assert cli.main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("| method | seconds")
+    assert "ess_n_active_per_s_ratio_gibbs" in lines[0]
+    assert lines[2].startswith("| gibbs") and lines[3].startswith("| rj")
+
+
 def test_bench_quick_prints_markdown(capsys):
     assert cli.main(["bench", "--quick", "--sizes", "50x3", "--methods", "vb,gibbs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
@@ -84,7 +105,11 @@ def test_bench_quick_prints_markdown(capsys):
         (["--target", "a", "--features", "b,c"], "binary"),
         (["--target", "label", "--features", "a,zzz"], "zzz"),
         (["--target", "label", "--chains", "2"], "takes no --chains"),
-        (["--target", "label", "--model", "penalized", "--alpha", "1"], "linear model only"),
+        (["--target", "label", "--model", "penalized", "--alpha", "1"], "takes no --alpha"),
+        (["--target", "label", "--model", "spikeslab", "--alpha", "1"], "takes no --alpha"),
+        (["--target", "label", "--model", "spikeslab", "--prior", "ridge"], "laplace-zero or"),
+        (["--target", "label", "--prior", "gaussian-slab"], "add --model spikeslab"),
+        (["--target", "label", "--model", "spikeslab", "--nu", "3"], "learns sigma2_u"),
         (["--target", "label", "--method", "bogus"], "cannot fit this model"),
     ],
 )
