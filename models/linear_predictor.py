@@ -136,19 +136,25 @@ class LinearPredictorSVM(BlockModel):
         beta_prior = FixedPrecision(
             "beta_prior", np.full(p, 1.0 / self.sigma2_beta), "theta", slice(0, p)
         )
+        weights = self.weight_name
         u_prior, penalty_blocks = self.penalty.blocks("theta", slice(p, k), self.effect_dim)
         names = [f"beta[{name}]" for name in self.fixed_names]
-        names += [f"u[{name}]" for name in self.effect_names]
-        theta = GaussianCoefficients(
-            self.design_operator,
-            [
-                Segment("beta", "fixed", slice(0, p), beta_prior),
-                Segment("u", self.effect_dim, slice(p, k), u_prior),
-            ],
-            likelihood="hinge",
-            coefficient_names=names,
-        )
+        names += [f"{weights}[{name}]" for name in self.effect_names]
+        segments = [
+            Segment("beta", "fixed", slice(0, p), beta_prior),
+            Segment(weights, self.effect_dim, slice(p, k), u_prior),
+        ]
+        theta = self.coefficient_block(segments, names)
         return [theta, HingeAugmentation(self.y), beta_prior, *penalty_blocks]
+
+    #: Variable of the penalised segment of the coefficient block.
+    weight_name = "u"
+
+    def coefficient_block(self, segments: list, names: list):
+        """The block of ``(beta, u)``: Gaussian coefficients on the design."""
+        return GaussianCoefficients(
+            self.design_operator, segments, likelihood="hinge", coefficient_names=names
+        )
 
     @cached_property
     def design_operator(self) -> DenseDesign | GroupedDesign:

@@ -55,13 +55,19 @@ class LearnedGaussian:
     report: Literal["sigma2_u", "nu"] = "sigma2_u"
 
     def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
-        """``(the segment's prior, blocks to visit)``: the Gamma precision ``1 / s2``.
+        """``(the segment's prior, blocks to visit)``: the Gamma precision ``1 / s2``."""
+        prior = self.precision_block("u_prior", coefficients, segment)
+        return prior, [prior]
 
-        VB starts from ``E[1/s2] = 1`` (Luts-Ormerod Algorithm 2); ECME takes the mode of
-        ``s2`` (Polson-Scott section 3.3).
+    def precision_block(
+        self, name: str, coefficients: str, segment: slice, mixing: str | None = None
+    ) -> GammaPrecision:
+        """The Gamma precision ``1 / s2`` (``mixing``: of a scale mixture, see
+        :class:`~bayesvm.blocks.GammaPrecision`). VB starts from ``E[1/s2] = 1``
+        (Luts-Ormerod Algorithms 2-3); ECME takes the mode of ``s2`` (Polson-Scott 3.3).
         """
-        prior = GammaPrecision(
-            "u_prior",
+        return GammaPrecision(
+            name,
             shape=self.shape,
             rate=self.rate,
             coefficients=coefficients,
@@ -72,8 +78,8 @@ class LearnedGaussian:
             mode_of="variance",
             starts=(1.0,),
             q_names=("variance_shape", "variance_rate", None),
+            mixing=mixing,
         )
-        return prior, [prior]
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,19 +126,8 @@ class LaplaceSlab:
         is current in both factors.
         """
         size = segment.stop - segment.start
-        variance = GammaPrecision(
-            "sigma2_u_prior",
-            shape=self.shape,
-            rate=self.rate,
-            coefficients=coefficients,
-            segment=segment,
-            scale=np.ones(size),
-            report="variance",
-            report_name="sigma2_u",
-            starts=(1.0,),
-            q_names=("variance_shape", "variance_rate", None),
-            mixing="v_prior",
-        )
+        learned = LearnedGaussian(scale=np.ones(size), shape=self.shape, rate=self.rate)
+        variance = learned.precision_block("sigma2_u_prior", coefficients, segment, "v_prior")
         mixing = LaplaceMixing(
             coefficients, segment, np.ones(size), dim, variance_block=variance, report_name="b"
         )

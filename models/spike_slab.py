@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 
-from bayesvm.blocks import FixedPrecision, HingeAugmentation, Segment
 from bayesvm.blocks.inclusion import InclusionCoefficients
 from bayesvm.models.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
@@ -163,29 +162,21 @@ class SpikeSlabSVM(LinearPredictorSVM):
         D, y, names = frame_to_arrays(df, target, features)
         return getattr(cls, prior)(D, y, feature_names=names, **kwargs)
 
-    def build_blocks(self) -> list:
-        """``(beta, v, gamma)``, the hinge augmentation, the intercept's prior and the slab's
-        blocks, in the order of Luts-Ormerod's Algorithm 3.
+    #: The slab values ``v``; the linear predictor's weights are ``u = gamma * v``.
+    weight_name = "v"
+
+    def coefficient_block(self, segments: list, names: list) -> InclusionCoefficients:
+        """``(beta, v, gamma)``, visited first in the order of Luts-Ormerod's Algorithm 3
+        (then the hinge, the intercept's prior and the slab's blocks).
         """
-        p, k = self.n_fixed, self.n_coefficients
-        beta_prior = FixedPrecision(
-            "beta_prior", np.full(p, 1.0 / self.sigma2_beta), "theta", slice(0, p)
-        )
-        v_prior, slab_blocks = self.penalty.blocks("theta", slice(p, k), self.effect_dim)
-        names = [f"beta[{name}]" for name in self.fixed_names]
-        names += [f"v[{name}]" for name in self.effect_names]
-        theta = InclusionCoefficients(
+        return InclusionCoefficients(
             self.design_operator,
-            [
-                Segment("beta", "fixed", slice(0, p), beta_prior),
-                Segment("v", self.effect_dim, slice(p, k), v_prior),
-            ],
+            segments,
             likelihood="hinge",
             coefficient_names=names,
             inclusion_prior=self.inclusion_prior,
             update=self.update,
         )
-        return [theta, HingeAugmentation(self.y), beta_prior, *slab_blocks]
 
     @property
     def coefficient_var_names(self) -> tuple[str, ...]:
