@@ -11,6 +11,7 @@ Examples
     $ bayesvm reproduce simulated --quick --out results/simulated
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
     $ bayesvm reproduce linlogit --quick --methods vb,ml
+    $ bayesvm reproduce spam --quick --methods sparse_vb,lasso_ecme
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
     "linlogit": "bayesvm.case_studies.linlogit",
+    "spam": "bayesvm.case_studies.spam",
 }
 
 

@@ -46,6 +46,7 @@ from matplotlib.figure import Figure
 import bayesvm
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
 from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
+from bayesvm.case_studies.preprocessing import standardize
 from bayesvm.case_studies.reporting import (
     PAPER_MACHINE,
     ber_boxplot,
@@ -83,7 +84,6 @@ __all__ = [
     "PAPER_PROTOCOL",
     "QUICK_PROTOCOL",
     "fixed_effects",
-    "standardize",
     "random_intercept_model",
     "fit_random_intercept",
     "split_rows",
@@ -175,14 +175,6 @@ def fixed_effects(data: pd.DataFrame) -> np.ndarray:
     months = data["time"].to_numpy(dtype=float)
     terbinafine = (data["treatment"] == "terbinafine").to_numpy(dtype=float)
     return np.column_stack([months, terbinafine, months * terbinafine])
-
-
-def standardize(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
-    """Centre and scale ``train`` and each of ``others`` by the columns' mean and sd in
-    ``train``.
-    """
-    mean, sd = train.mean(axis=0), train.std(axis=0)
-    return [(values - mean) / sd for values in (train, *others)]
 
 
 def random_intercept_model(X, patients, outcomes) -> MixedSVM:

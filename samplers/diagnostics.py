@@ -36,16 +36,21 @@ def mcmc_problems(idata) -> list[str]:
     problems = []
     chains = _halves_as_chains(posterior) if n_chains < 2 else posterior
     constant = posterior.max(("chain", "draw")) == posterior.min(("chain", "draw"))
-    if chains is None:
+    # Draws that never move (within a chain) have R-hat and ESS 0 / 0: ArviZ's NaN is what
+    # _worst expects, without NumPy's warning for each such parameter.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rhat_values = None if chains is None else az.rhat(chains)
+        ess_values = {method: az.ess(posterior, method=method) for method in ("bulk", "tail")}
+    if rhat_values is None:
         problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
     else:
-        name, rhat = _worst(az.rhat(chains), constant, largest=True)
+        name, rhat = _worst(rhat_values, constant, largest=True)
         if not rhat < RHAT_MAX:
             disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
             problems.append(f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}")
     floor = ESS_PER_CHAIN * n_chains
-    for method in ("bulk", "tail"):
-        name, ess = _worst(az.ess(posterior, method=method), constant, largest=False)
+    for method, values in ess_values.items():
+        name, ess = _worst(values, constant, largest=False)
         if not ess >= floor:
             problems.append(
                 f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "

@@ -6,6 +6,7 @@ import pytest
 
 from bayesvm import cli
 from bayesvm.case_studies import toenail
+from bayesvm.case_studies.preprocessing import standardize
 from bayesvm.case_studies.runner import Task, run_tasks
 from bayesvm.case_studies.toenail import (
     DEFAULT_METHODS,
@@ -14,7 +15,6 @@ from bayesvm.case_studies.toenail import (
     fixed_effects,
     run,
     split_rows,
-    standardize,
 )
 from bayesvm.data import load_toenail
 

@@ -72,6 +72,17 @@ def test_the_checks_pass_iid_draws_and_fail_sticky_or_divergent_ones():
     ]
 
 
+def test_indicators_that_never_switch_are_skipped_without_warnings():
+    rng = np.random.default_rng(2)
+    gamma = np.zeros((1, 400, 3))
+    gamma[0, :, 1] = 1.0  # included in every draw
+    gamma[0, ::2, 2] = 1.0  # switching: checked
+    idata = az.from_dict(posterior={"x": rng.standard_normal((1, 400)), "gamma": gamma})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mcmc_problems(idata) == []
+
+
 def test_the_worst_parameter_is_named_by_its_coordinate():
     rng = np.random.default_rng(1)
     draws = rng.standard_normal((2, 500, 3))
