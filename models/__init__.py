@@ -6,7 +6,7 @@ from bayesvm.models.linear_svm import LinearSVM
 from bayesvm.models.logistic_regression import LogisticRegression
 from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
-from bayesvm.models.spike_slab import SpikeSlabSVM
+from bayesvm.models.spike_slab import LaplaceSlab, SpikeSlabSVM
 
 __all__ = [
     "LinearPredictorSVM",
@@ -18,4 +18,5 @@ __all__ = [
     "FixedGaussian",
     "LearnedGaussian",
     "Laplace",
+    "LaplaceSlab",
 ]
