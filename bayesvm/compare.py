@@ -10,6 +10,11 @@ column means depends on the kind of fit:
 * ``"variational"`` (VB): the same statistics of draws from q; MCSE, ESS and R-hat are NaN
   because the draws are independent by construction and say nothing about mixing;
 * ``"point"`` (EM, ECME): the mode; the other columns are NaN and the HDI collapses to it.
+
+The ``step`` column says which of PyMC's step methods drew a parameter in a NUTS fit: on a
+model with discrete variables PyMC samples by a compound step, so the inclusion indicators
+``gamma`` of a spike-and-slab read ``BinaryGibbsMetropolis`` there, not ``NUTS``
+(:mod:`bayesvm.samplers.nuts`). It is NaN for the other methods.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ COLUMNS = [
     "r_hat",
     "divergences",
     "runtime_s",
+    "step",
 ]
 # Columns that only MCMC fills (NaN for VB and point estimates).
 _MCMC_ONLY = ["mcse_mean", "ess_bulk", "ess_tail", "r_hat"]
@@ -71,7 +77,10 @@ def compare(
         appearance; columns :data:`COLUMNS`. ``mcse_mean``, ``ess_bulk``, ``ess_tail`` and
         ``r_hat`` are given for MCMC only (R-hat needs two chains or more), ``ess_per_s`` is
         ``ess_bulk / runtime_s``, ``divergences`` counts NUTS's divergent transitions over
-        all chains.
+        all chains, and ``step`` is the PyMC step method that drew the parameter in a NUTS fit
+        (``"NUTS"``; ``"BinaryGibbsMetropolis"`` for binary variables, which PyMC's compound
+        step draws by Gibbs; both, joined by ``" + "``, for a deterministic function of both,
+        such as ``u = gamma * v``); NaN for the other methods.
     """
     if not fits:
         raise ValueError("compare needs at least one fit")
@@ -87,6 +96,7 @@ def compare(
         table["runtime_s"] = runtime_s
         table["ess_per_s"] = table["ess_bulk"] / runtime_s
         table["divergences"] = _divergences(idata)
+        table["step"] = _steps(idata, table.index)
         table.index = pd.MultiIndex.from_product(
             [table.index, [label]], names=["parameter", "method"]
         )
@@ -94,6 +104,7 @@ def compare(
     if not tables:
         raise ValueError(f"none of the fits has any of the variables {list(var_names)}")
     table = pd.concat(tables)
+    table["step"] = table["step"].astype(object)  # one dtype, whether or not any is missing
     parameters = dict.fromkeys(table.index.get_level_values("parameter"))
     order = [(p, label) for p in parameters for label in fits if (p, label) in table.index]
     return table.loc[order]
@@ -176,6 +187,17 @@ def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob:
     if kind != "mcmc":
         table = table.assign(**dict.fromkeys(_MCMC_ONLY, np.nan))
     return table
+
+
+def _steps(idata: az.InferenceData, parameters: pd.Index) -> list:
+    """The step method of each parameter (ArviZ label ``name[coords]``) from the fit's
+    ``step_methods`` attribute (:func:`bayesvm.samplers.nuts.fit_nuts`); NaN without one.
+    """
+    recorded = idata.attrs.get("step_methods")
+    if not recorded:
+        return [np.nan] * len(parameters)
+    methods = dict(entry.split(": ", 1) for entry in str(recorded).split("; "))
+    return [methods.get(parameter.split("[", 1)[0], np.nan) for parameter in parameters]
 
 
 def _divergences(idata: az.InferenceData) -> float:

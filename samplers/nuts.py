@@ -4,6 +4,13 @@ Configured fairly: PyTensor is linked to an optimised BLAS where one is installe
 (:func:`bayesvm._blas.pytensor_blas`, chosen before the first compile), the default
 ``target_accept`` is raised to 0.9 because the hinge potential has kinks, and only the
 canonical variables are stored so the InferenceData matches every other backend.
+
+A model with discrete variables (the inclusion indicators ``gamma`` of
+:class:`~bayesvm.models.SpikeSlabSVM`) is not sampled by NUTS alone: PyMC assigns each
+variable the step method most competent for it and alternates them in a compound step, NUTS
+for the continuous variables and ``BinaryGibbsMetropolis`` for binary ones. Which method drew
+each stored variable is kept in ``idata.attrs["step_methods"]`` (:func:`step_methods`), and
+:func:`bayesvm.compare` shows it.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_problems
 
-__all__ = ["fit_nuts", "NUTS_SAMPLERS"]
+__all__ = ["fit_nuts", "step_methods", "NUTS_SAMPLERS"]
 
 #: NUTS implementations ``fit_nuts`` runs: PyMC's own and nutpie's (an optional extra).
 NUTS_SAMPLERS = ("pymc", "nutpie")
@@ -25,6 +32,59 @@ NUTS_SAMPLERS = ("pymc", "nutpie")
 
 def _supports(model) -> bool:
     return hasattr(model, "to_pymc")
+
+
+def step_methods(pymc_model, var_names) -> dict[str, str]:
+    """The PyMC step methods that draw each of ``var_names``, as ``pymc.sample`` assigns them.
+
+    A free variable is drawn by one method (``"NUTS"``, ``"BinaryGibbsMetropolis"``, ...); a
+    deterministic one (``u = gamma * v``) is computed from the draws of the free variables it
+    depends on, and gets their methods joined by ``" + "``.
+    """
+    from pymc.sampling.mcmc import assign_step_methods
+    from pymc.step_methods import STEP_METHODS
+    from pytensor.graph.traversal import ancestors
+
+    _, selected = assign_step_methods(pymc_model, methods=STEP_METHODS)
+    method_of = {
+        pymc_model.values_to_rvs[value]: method.__name__
+        for method, values in selected.items()
+        for value in values
+    }
+    methods = {}
+    for name in var_names:
+        variable = pymc_model[name]
+        if variable in method_of:
+            methods[name] = method_of[variable]
+            continue
+        used = {method_of[node] for node in ancestors([variable]) if node in method_of}
+        methods[name] = " + ".join(sorted(used, key=lambda method: (method != "NUTS", method)))
+    return methods
+
+
+def _nutpie_options(methods: dict[str, str], cores, sample_kwargs: dict) -> dict:
+    """``sample_kwargs`` for nutpie, once it is known to be installed and the model to need
+    NUTS alone (``methods``: :func:`step_methods`).
+    """
+    discrete = [name for name, method in methods.items() if "NUTS" not in method]
+    if discrete:
+        raise ValueError(
+            f'sampler="nutpie" runs NUTS alone, which cannot draw the discrete variables '
+            f'{discrete}; use sampler="pymc" (a compound step of NUTS and Gibbs steps)'
+        )
+    if importlib.util.find_spec("nutpie") is None:
+        raise ImportError(
+            'sampler="nutpie" needs the nutpie package: pip install "bayesvm[nutpie]"'
+        )
+    # Like PyMC's sampler: keep no warm-up draws; run chains on ``cores`` threads.
+    nutpie_options = {"save_warmup": False, **({"cores": cores} if cores else {})}
+    return {
+        **sample_kwargs,
+        "nuts_sampler_kwargs": {
+            **nutpie_options,
+            **sample_kwargs.get("nuts_sampler_kwargs", {}),
+        },
+    }
 
 
 @register("nuts", _supports)
@@ -43,6 +103,13 @@ def fit_nuts(
     **sample_kwargs,
 ) -> Fit:
     """Fit by PyMC's NUTS, or by nutpie's.
+
+    Discrete variables (a spike-and-slab's ``gamma``) cannot be drawn by NUTS: PyMC then
+    samples by a compound step, NUTS for the continuous variables and
+    ``BinaryGibbsMetropolis`` (a Metropolis flip of one indicator at a time) for the binary
+    ones. The method of each variable is recorded in ``idata.attrs["step_methods"]`` (e.g.
+    ``"beta: NUTS; v: NUTS; u: NUTS + BinaryGibbsMetropolis; gamma: BinaryGibbsMetropolis"``)
+    and shown by :func:`bayesvm.compare`; nutpie runs NUTS alone and refuses such a model.
 
     Parameters
     ----------
@@ -70,23 +137,15 @@ def fit_nuts(
 
     if sampler not in NUTS_SAMPLERS:
         raise ValueError(f"sampler must be one of {NUTS_SAMPLERS}; got {sampler!r}")
-    if sampler == "nutpie":
-        if importlib.util.find_spec("nutpie") is None:
-            raise ImportError(
-                'sampler="nutpie" needs the nutpie package: pip install "bayesvm[nutpie]"'
-            )
-        # Like PyMC's sampler: keep no warm-up draws; run chains on ``cores`` threads.
-        nutpie_options = {"save_warmup": False, **({"cores": cores} if cores else {})}
-        sample_kwargs["nuts_sampler_kwargs"] = {
-            **nutpie_options,
-            **sample_kwargs.get("nuts_sampler_kwargs", {}),
-        }
-    else:
+    if sampler == "pymc":
         pytensor_blas()
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(2**31))
     var_names = list(model.var_names)
-    with model.to_pymc(noncentered=noncentered):
+    with model.to_pymc(noncentered=noncentered) as pymc_model:
+        methods = step_methods(pymc_model, var_names)
+        if sampler == "nutpie":
+            sample_kwargs = _nutpie_options(methods, cores, sample_kwargs)
         idata = pm.sample(
             draws=draws,
             tune=tune,
@@ -103,6 +162,7 @@ def fit_nuts(
     # nutpie also stores the unconstrained values (``nu_log__``): keep the canonical variables.
     idata.posterior = idata.posterior[var_names]
     attach_data(idata, model)
+    idata.attrs["step_methods"] = "; ".join(f"{name}: {method}" for name, method in methods.items())
     return Fit(
         model,
         idata,
