@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,8 @@ __all__ = [
     "Task",
     "task_seed",
     "check_methods",
+    "choose_protocol",
+    "split_tasks",
     "run_tasks",
     "ResumeMismatchError",
     "settings_path",
@@ -101,6 +103,26 @@ def check_methods(methods, allowed: Sequence[str]) -> tuple[str, ...]:
     if not methods or not set(methods) <= set(allowed):
         raise ValueError(f"methods must be a non-empty subset of {tuple(allowed)}; got {methods}")
     return methods
+
+
+def choose_protocol(paper, quick_protocol, *, quick: bool, n_datasets: int | None, field: str):
+    """The protocol of a run: the paper's, or the quick one, with ``n_datasets`` in ``field``
+    (the number of splits or data sets) when given.
+    """
+    protocol = quick_protocol if quick else paper
+    if n_datasets is None:
+        return protocol
+    if n_datasets < 1:
+        raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
+    return replace(protocol, **{field: n_datasets})
+
+
+def split_tasks(function: Callable, n_splits: int, **kwargs) -> list[Task]:
+    """One task per random split, ``function(split=..., **kwargs)``, keyed by its number."""
+    return [
+        Task(key={"split": split}, function=function, kwargs={"split": split, **kwargs})
+        for split in range(n_splits)
+    ]
 
 
 class ResumeMismatchError(ValueError):

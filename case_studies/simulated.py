@@ -19,7 +19,7 @@ entry point of ``bayesvm reproduce simulated``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,7 @@ from bayesvm.case_studies.reporting import (
 from bayesvm.case_studies.runner import (
     Task,
     check_methods,
+    choose_protocol,
     run_tasks,
     study_settings,
     task_seed,
@@ -239,11 +240,9 @@ def run(
         single_class, converged, warnings``.
     """
     methods = check_methods(methods, METHODS)
-    protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
-    if n_datasets is not None:
-        if n_datasets < 1:
-            raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
-        protocol = replace(protocol, n_datasets=n_datasets)
+    protocol = choose_protocol(
+        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_datasets"
+    )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = [

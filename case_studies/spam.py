@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -68,10 +68,11 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
-    Task,
     check_methods,
     check_resume_settings,
+    choose_protocol,
     run_tasks,
+    split_tasks,
     study_settings,
     task_seed,
     trust_notes,
@@ -678,21 +679,14 @@ def run(
         converged, warnings``.
     """
     methods = check_methods(methods, METHODS)
-    protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
-    if n_datasets is not None:
-        if n_datasets < 1:
-            raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
-        protocol = replace(protocol, n_splits=n_datasets)
+    protocol = choose_protocol(
+        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_splits"
+    )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [
-        Task(
-            key={"split": split},
-            function=split_rows,
-            kwargs={"split": split, "seed": seed, "methods": methods, "protocol": protocol},
-        )
-        for split in range(protocol.n_splits)
-    ]
+    tasks = split_tasks(
+        split_rows, protocol.n_splits, seed=seed, methods=methods, protocol=protocol
+    )
     start = time.perf_counter()
     settings = study_settings("spam", methods=methods, quick=quick, seed=seed, protocol=protocol)
     keep_full_data = resume and all((out_dir / name).exists() for name in FULL_DATA_FILES)

@@ -36,7 +36,7 @@ the entry point of ``bayesvm reproduce toenail``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -59,9 +59,10 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
-    Task,
     check_methods,
+    choose_protocol,
     run_tasks,
+    split_tasks,
     study_settings,
     task_seed,
     trust_notes,
@@ -353,21 +354,14 @@ def run(
         warnings``.
     """
     methods = check_methods(methods, METHODS)
-    protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
-    if n_datasets is not None:
-        if n_datasets < 1:
-            raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
-        protocol = replace(protocol, n_splits=n_datasets)
+    protocol = choose_protocol(
+        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_splits"
+    )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [
-        Task(
-            key={"split": split},
-            function=split_rows,
-            kwargs={"split": split, "seed": seed, "methods": methods, "protocol": protocol},
-        )
-        for split in range(protocol.n_splits)
-    ]
+    tasks = split_tasks(
+        split_rows, protocol.n_splits, seed=seed, methods=methods, protocol=protocol
+    )
     start = time.perf_counter()
     settings = study_settings("toenail", methods=methods, quick=quick, seed=seed, protocol=protocol)
     results = run_tasks(
