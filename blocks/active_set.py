@@ -148,6 +148,7 @@ class CollapsedGaussian:
     def _refresh(self) -> None:
         order = self.precision.order
         self.z = triangular_solve(self.precision.factor, self.linear[order]) if order else self.z0
+        self._mean = None
 
     z0 = np.zeros(0)
 
@@ -200,6 +201,7 @@ class CollapsedGaussian:
         if not self.diagonal_prior:
             self.prior.append(addition.column, addition.prior_border, addition.prior_schur)
         self.z = np.append(self.z, addition.z_new)
+        self._mean = None
 
     def remove(self, column: int) -> None:
         """Remove ``column`` (``O(k^2)``)."""
@@ -218,10 +220,14 @@ class CollapsedGaussian:
 
     # -- the conditional of the active coefficients ------------------------------------------
     def mean(self) -> np.ndarray:
-        """``P_A^-1 h_A``, in the order of :attr:`order`."""
+        """``P_A^-1 h_A``, in the order of :attr:`order` (solved once per active set: every
+        removal gain of a sweep reads it).
+        """
         if not self.order:
             return self.z0
-        return triangular_solve(self.precision.factor, self.z, transpose=True)
+        if self._mean is None:
+            self._mean = triangular_solve(self.precision.factor, self.z, transpose=True)
+        return self._mean
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         """A draw from ``N(P_A^-1 h_A, P_A^-1)``, in the order of :attr:`order`."""
