@@ -213,10 +213,11 @@ class Fit:
         """Posterior mean of the linear predictor ``f`` at new inputs.
 
         Exact for VB (``q``'s mean) and EM/ECME (the mode); the Monte Carlo average for
-        samplers. Extra keyword arguments (e.g. ``groups=``) go to ``model.design_for``.
+        samplers; a model whose new inputs may be incomplete (:class:`~bayesvm.models.
+        MissingDataSVM`) averages over their missing part. Extra keyword arguments (e.g.
+        ``groups=``) go to ``model.design_for``.
         """
-        theta = np.concatenate(self.coefficient_means())
-        return self.model.predictor(X_new, theta, **kwargs)
+        return self.model.decision_function(self, X_new, **kwargs)
 
     def predict(self, X_new, **kwargs) -> np.ndarray:
         """Point predictions: class labels for the classifiers (by the sign of

@@ -4,6 +4,7 @@ from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.linear_regression import LinearRegression
 from bayesvm.models.linear_svm import LinearSVM
 from bayesvm.models.logistic_regression import LogisticRegression
+from bayesvm.models.missing_data import MissingDataSVM
 from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import FixedGaussian, Laplace, LaplaceSlab, LearnedGaussian
 from bayesvm.models.spike_slab import SpikeSlabSVM
@@ -14,6 +15,7 @@ __all__ = [
     "LinearSVM",
     "LogisticRegression",
     "MixedSVM",
+    "MissingDataSVM",
     "SpikeSlabSVM",
     "FixedGaussian",
     "LearnedGaussian",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
+
 from bayesvm.blocks import block_drivers
 
 __all__ = ["BlockModel"]
@@ -83,6 +85,12 @@ class BlockModel:
     def predictor(self, X_new, theta, **kwargs):
         """The linear predictor at new inputs for coefficients ``theta`` (``(..., K)``)."""
         raise NotImplementedError
+
+    def decision_function(self, fit, X_new, **kwargs):
+        """Posterior mean of the linear predictor at new inputs: :meth:`predictor` at the
+        coefficients' posterior means (``f`` is linear in them).
+        """
+        return self.predictor(X_new, np.concatenate(fit.coefficient_means()), **kwargs)
 
     def predict(self, fit, X_new, **kwargs):
         """Point predictions of ``fit`` at new inputs."""

@@ -47,6 +47,10 @@ class DenseDesign:
         """``C theta`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""
         return theta @ self.matrix_t
 
+    def with_effects(self, Z: np.ndarray) -> DenseDesign:
+        """``[X, Z]``: this design's ``X`` beside new ``Z`` (a design completed anew)."""
+        return DenseDesign(self.matrix[:, : self.n_fixed], Z)
+
     def transpose_times(self, values: np.ndarray) -> np.ndarray:
         """``C^T v`` for ``v`` of shape ``(n,)``."""
         return self.matrix_t @ values
@@ -65,17 +69,31 @@ class DenseDesign:
 
         return sum(pt.dot(self.matrix[:, where], part) for where, part in parts)
 
-    def gaussian(self, weights: np.ndarray, prior_precision: np.ndarray) -> DenseGaussian:
-        """Factor ``P = C^T diag(weights) C + diag(prior_precision)``."""
-        return DenseGaussian(self, weights, prior_precision)
+    def gaussian(
+        self, weights: np.ndarray, prior_precision: np.ndarray, extra: np.ndarray | None = None
+    ) -> DenseGaussian:
+        """Factor ``P = C^T diag(weights) C + diag(prior_precision)`` (``+ extra``: a
+        ``K x K`` matrix, e.g. the design's own uncertainty under VB).
+        """
+        return DenseGaussian(self, weights, prior_precision, extra)
 
 
 class DenseGaussian:
-    """Gaussian with precision ``P = C^T W C + diag(prior)``, held by its Cholesky factor."""
+    """Gaussian with precision ``P = C^T W C + diag(prior) [+ extra]``, held by its Cholesky
+    factor.
+    """
 
-    def __init__(self, design: DenseDesign, weights: np.ndarray, prior_precision: np.ndarray):
+    def __init__(
+        self,
+        design: DenseDesign,
+        weights: np.ndarray,
+        prior_precision: np.ndarray,
+        extra: np.ndarray | None = None,
+    ):
         precision = design.gram(weights)
         precision.flat[:: precision.shape[0] + 1] += prior_precision  # the diagonal
+        if extra is not None:
+            precision += extra
         self.design = design
         self.precision_matrix = precision
         self.factor = cholesky_lower(precision)

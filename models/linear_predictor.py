@@ -145,7 +145,13 @@ class LinearPredictorSVM(BlockModel):
             Segment(weights, self.effect_dim, slice(p, k), u_prior),
         ]
         theta = self.coefficient_block(segments, names)
-        return [theta, HingeAugmentation(self.y), beta_prior, *penalty_blocks]
+        return [theta, *self.data_blocks(), beta_prior, *penalty_blocks]
+
+    def data_blocks(self) -> list:
+        """The blocks visited between the coefficients and their priors: the hinge
+        augmentation (a model with more latent data adds its blocks here).
+        """
+        return [HingeAugmentation(self.y)]
 
     #: Variable of the penalised segment of the coefficient block.
     weight_name = "u"

@@ -9,8 +9,12 @@ import numpy as np
 __all__ = ["as_design", "encode_labels", "check_positive_finite", "feature_names_for"]
 
 
-def as_design(X, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a finite 2-D float array, or raise ``ValueError`` naming the problem."""
+def as_design(X, name: str = "X", missing: bool = False) -> np.ndarray:
+    """Return ``X`` as a finite 2-D float array, or raise ``ValueError`` naming the problem.
+
+    With ``missing``, NaN marks a missing value and is kept (infinite values are still
+    refused).
+    """
     try:
         array = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as error:
@@ -21,11 +25,18 @@ def as_design(X, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {array.shape}")
     if array.shape[1] == 0:
         raise ValueError(f"{name} has no columns")
+    if missing:
+        if np.isinf(array).any():
+            bad = np.argwhere(np.isinf(array))[0]
+            raise ValueError(
+                f"{name} contains infinite values (first at row {bad[0]}, column {bad[1]})"
+            )
+        return array
     if not np.all(np.isfinite(array)):
         bad = np.argwhere(~np.isfinite(array))[0]
         raise ValueError(
             f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]}); "
-            "this model has no missing-data part"
+            "this model has no missing-data part (MissingDataSVM imputes missing predictors)"
         )
     return array
 

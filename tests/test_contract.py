@@ -5,11 +5,18 @@ import pytest
 from scipy.special import expit
 
 import bayesvm
-from bayesvm.models import LinearRegression, LinearSVM, LogisticRegression, MixedSVM
+from bayesvm.models import (
+    LinearRegression,
+    LinearSVM,
+    LogisticRegression,
+    MissingDataSVM,
+    MixedSVM,
+)
 
 from conftest import simulate_logistic
 
 X, Y = simulate_logistic(50, 3, seed=12)
+MISSING = np.random.default_rng(12).random(X.shape) < 0.1
 FAST = {
     "vb": {},
     "gibbs": {"draws": 200, "tune": 100, "chains": 2, "progressbar": False},
@@ -23,6 +30,7 @@ MODELS = {
     "lasso-fixed": LinearSVM.from_arrays(X, Y, prior="lasso", alpha=0.5),
     "lasso-learned": LinearSVM.from_arrays(X, Y, prior="lasso"),
     "mixed-penalized": MixedSVM.penalized(X, Y),
+    "missing-data": MissingDataSVM.from_arrays(np.where(MISSING, np.nan, X), Y),
 }
 
 

@@ -16,6 +16,7 @@ from bayesvm.models import (
     LinearRegression,
     LinearSVM,
     LogisticRegression,
+    MissingDataSVM,
     MixedSVM,
 )
 from bayesvm.persistence import model_from_dataset, model_to_dataset
@@ -24,6 +25,8 @@ from conftest import simulate_logistic
 
 X, Y = simulate_logistic(60, 3, seed=3)
 X_NEW = np.random.default_rng(1).standard_normal((15, 3))
+D_MISSING = np.where(np.random.default_rng(4).random(X.shape) < 0.15, np.nan, X)
+D_NEW_MISSING = np.where(np.random.default_rng(5).random(X_NEW.shape) < 0.3, np.nan, X_NEW)
 Y_REAL = X @ [1.0, -2.0, 0.5] + np.random.default_rng(2).standard_normal(60)
 INT_GROUPS = np.arange(60) % 6 * 10
 STR_GROUPS = np.array([f"clinic-{g}" for g in INT_GROUPS])
@@ -93,6 +96,8 @@ CASES = {
         {},
         {"Z_new": X_NEW},
     ),
+    "missing-vb": (lambda: MissingDataSVM.from_arrays(D_MISSING, Y), "vb", {}, {}),
+    "missing-gibbs": (lambda: MissingDataSVM.from_arrays(D_MISSING, Y), "gibbs", MCMC, {}),
     "regression-vb": (lambda: LinearRegression.from_arrays(X, Y_REAL), "vb", {}, {}),
     "regression-ard-vb": (lambda: LinearRegression.from_arrays(X, Y_REAL, ard=True), "vb", {}, {}),
     "regression-alpha-gibbs": (
@@ -143,6 +148,8 @@ def predictions(fit, kwargs) -> dict[str, np.ndarray]:
         return result
     if "Z_new" in kwargs:
         X_new = np.ones((X_NEW.shape[0], 1))
+    if isinstance(fit.model, MissingDataSVM):
+        X_new = D_NEW_MISSING
     result = {
         "predict": fit.predict(X_new, **kwargs),
         "predict_proba": fit.predict_proba(X_new, **kwargs),
