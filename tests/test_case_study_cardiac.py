@@ -48,6 +48,10 @@ def test_quick_run_writes_every_output(quick_run):
     assert results["split"].tolist() == [0] * len(METHODS) + [1] * len(METHODS)
     assert results["method"].tolist() == list(METHODS) * 2
     assert (results["seconds"] > 0).all() and not results["single_class"].any()
+    # Every VB fit converges; the short quick chains are flagged, as they should be.
+    converged = results.set_index("method")["converged"]
+    assert converged["vb"].astype(bool).all() and converged["svm"].isna().all()
+    assert converged["gibbs"].notna().all()
     # Complete cases only for the paper's default SVM; every training row for the others.
     n_train = results.groupby("method")["n_train"].unique()
     assert n_train.to_dict().pop("svm").tolist() == [1382]
@@ -59,7 +63,8 @@ def test_quick_run_writes_every_output(quick_run):
     assert (
         "| method | splits | mean | median | sd | training rows | single-class splits |" in report
     )
-    assert "| Default SVM (complete cases) | 3,109 |" in report
+    assert "| Default SVM (complete cases) | 3,109 |" in report and "| VB | 1,028 |" in report
+    assert "| MCMC (Gibbs) | 1,719 |" in report
     assert "| method | splits | mean difference | sd of difference | lower | higher |" in report
     assert "(876), drawn from the 2258 with cholesterol observed" in report
     assert "(2628: 1382 complete, 1246 with cholesterol missing)" in report
@@ -130,7 +135,7 @@ def test_training_rows_leave_no_missing_cell():
             np.testing.assert_allclose(imputed[missing, 3], 0.0, atol=1e-12)
         else:  # regressed on the other predictors: it varies between patients
             assert imputed[missing, 3].std() > 0.01
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="method must be a default SVM's"):
         training_rows("median", D, y, np.random.default_rng(0))
 
 
@@ -156,15 +161,15 @@ def test_workers_do_not_change_results(quick_run):
         split_rows,
         2,
         seed=cardiac.DEFAULT_SEED,
-        methods=("svm",),
+        methods=("svm", "vb"),
         protocol=QUICK_PROTOCOL,
     )
     one = run_tasks(tasks, workers=1, progressbar=False)
     two = run_tasks(tasks, workers=2, progressbar=False)
     columns = ["split", "method", "ber", "n_train"]
     pd.testing.assert_frame_equal(one[columns], two[columns])
-    # Each method has its own seed stream: the SVM alone scores as among all methods.
-    expected = sequential.loc[sequential["method"] == "svm", columns]
+    # Each method has its own seed stream: alone they score as among all methods.
+    expected = sequential.loc[sequential["method"].isin(["svm", "vb"]), columns]
     pd.testing.assert_frame_equal(one[columns], expected.reset_index(drop=True))
 
 
@@ -220,9 +225,9 @@ def test_cli_knows_the_cardiac_methods(monkeypatch, tmp_path, capsys):
     calls = []
     monkeypatch.setattr(cardiac, "run", lambda **kwargs: calls.append(kwargs))
     out = ["--out", str(tmp_path)]
-    cli.main(["reproduce", "cardiac", "--methods", "svm,svm_iterative", "--workers", "2", *out])
+    cli.main(["reproduce", "cardiac", "--methods", "vb,gibbs", "--workers", "2", *out])
     assert calls == [
-        {"out_dir": tmp_path, "quick": False, "workers": 2, "methods": ["svm", "svm_iterative"]}
+        {"out_dir": tmp_path, "quick": False, "workers": 2, "methods": ["vb", "gibbs"]}
     ]
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "cardiac", "--methods", "svm_median", *out])
