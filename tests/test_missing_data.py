@@ -8,6 +8,7 @@ from scipy.special import gammaln, kve, multigammaln
 
 import bayesvm
 from bayesvm.blocks.missing_cells import missing_patterns
+from bayesvm.case_studies.missing_recovery import recovery_curve, summary_table
 from bayesvm.models import LinearSVM, MissingDataSVM, MixedSVM
 from bayesvm.vb.cavi import initial_state, make_cavi_step
 
@@ -282,3 +283,23 @@ def test_probabilities_widen_as_the_row_loses_predictors(fitted):
 def test_predictions_refuse_the_wrong_number_of_columns(fitted):
     with pytest.raises(ValueError, match="built with 2"):
         fitted["vb"].predict(np.zeros((3, 3)))
+
+
+# -- recovery as the missing fraction grows (case_studies/missing_recovery.py) -------------
+def test_recovery_curve_direction_improves_on_complete_cases_while_weights_inflate():
+    """The documented curve: the imputation model's weight vector points closer to the
+    full-data fit's than the complete-case fit's at every missing fraction, while its weights on
+    the incomplete columns grow with the fraction (the pseudo-likelihood's imputation effect);
+    mean imputation shrinks them.
+    """
+    curve = recovery_curve(fractions=(0.0, 0.2, 0.4, 0.6))
+    table = summary_table(curve)
+    assert curve.loc[curve["fraction"] == 0.0, "coefficient_error"].max() < 1e-8
+    positive = table.index > 0
+    angle = table["angle_deg"][positive]
+    assert (angle["imputation"] < angle["complete_cases"]).all()
+    inflation = table["incomplete_norm_ratio"]
+    assert inflation["imputation"].is_monotonic_increasing
+    assert inflation["imputation"].loc[0.4] > 1.2
+    assert inflation["mean_imputation"].is_monotonic_decreasing
+    assert inflation["mean_imputation"].loc[0.6] < 1.0
