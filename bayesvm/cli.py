@@ -12,6 +12,7 @@ Examples
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
     $ bayesvm reproduce linlogit --quick --methods vb,ml
     $ bayesvm reproduce spam --quick --methods sparse_vb,lasso_ecme
+    $ bayesvm reproduce cardiac --quick --workers 2
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ CASE_STUDIES = {
     "toenail": "bayesvm.case_studies.toenail",
     "linlogit": "bayesvm.case_studies.linlogit",
     "spam": "bayesvm.case_studies.spam",
+    "cardiac": "bayesvm.case_studies.cardiac",
 }
 
 

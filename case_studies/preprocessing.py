@@ -11,10 +11,11 @@ def standardize(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     """Centre and scale ``train`` and each of ``others`` by the columns' mean and sd in
     ``train``.
 
-    Both papers standardise their predictors before fitting (Luts-Ormerod sections 4.3-4.4,
-    Polson-Scott section 5); a test part is scaled with its training part's moments. A column
-    that is constant in ``train`` (sd 0, e.g. a rare word in a small sample) is only centred:
-    it becomes 0 there and carries no information, rather than NaN.
+    Both papers standardise their predictors before fitting (Luts-Ormerod sections 4.3-4.5,
+    Polson-Scott section 5); a test part is scaled with its training part's moments. Missing
+    cells (NaN, e.g. the cardiac data's cholesterol, section 4.5) stay missing and are left out
+    of the moments. A column that is constant in ``train`` (sd 0, e.g. a rare word in a small
+    sample) is only centred: it becomes 0 there and carries no information, rather than NaN.
 
     Parameters
     ----------
@@ -26,6 +27,6 @@ def standardize(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     list of ndarray
         ``train`` and each of ``others``, transformed, in that order.
     """
-    mean, sd = train.mean(axis=0), train.std(axis=0)
+    mean, sd = np.nanmean(train, axis=0), np.nanstd(train, axis=0)
     sd = np.where(sd > 0.0, sd, 1.0)
     return [(values - mean) / sd for values in (train, *others)]

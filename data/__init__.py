@@ -6,7 +6,7 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["load_heart", "load_toenail", "load_spam", "data_path"]
+__all__ = ["load_heart", "load_toenail", "load_spam", "load_cardiac", "data_path"]
 
 
 def data_path(name: str):
@@ -58,4 +58,27 @@ def load_spam() -> pd.DataFrame:
         ``type``. Unstandardised: both papers standardise the predictors before fitting.
     """
     with data_path("spam.csv").open() as handle:
+        return pd.read_csv(handle)
+
+
+def load_cardiac() -> pd.DataFrame:
+    """Duke cardiac catheterization data (Harrell's ``acath``), the data of Luts-Ormerod
+    section 4.5: 3504 patients referred for chest pain, with cholesterol missing for 1246.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns, in file order:
+
+        * ``sex`` (int): 0 = male (2405 rows), 1 = female (1099);
+        * ``age`` (int): age in years;
+        * ``cad.dur`` (int): duration of symptoms of coronary artery disease, in days (0 for
+          123 patients);
+        * ``choleste`` (float): serum cholesterol in mg/dl, NaN where missing (1246 rows);
+        * ``sigdz`` (int): significant coronary disease found by catheterization (1: 2334
+          rows, 0: 1170), the outcome of section 4.5;
+        * ``tvdlm`` (float): three-vessel or left main disease (1 = yes, 0 = no), NaN for 3
+          rows; not used by the paper.
+    """
+    with data_path("acath.csv").open() as handle:
         return pd.read_csv(handle)
