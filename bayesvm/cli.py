@@ -30,6 +30,7 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_missing import run_missing_bench
 from bayesvm.bench_sparse import run_model_search_bench
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
@@ -152,10 +153,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab"],
+        choices=["penalized", "spikeslab", "missing"],
         default="penalized",
         help="penalized: every backend on simulated data (default); spikeslab: the model "
-        "search (gibbs, rj, nuts) on the spam data",
+        "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
+        "nuts) on a cardiac training split",
     )
     bench.add_argument(
         "--prior",
@@ -313,7 +315,11 @@ def _compare(args) -> None:
 
 def _bench(args) -> None:
     try:
-        if args.model == "spikeslab":
+        if args.model == "missing":
+            table = run_missing_bench(
+                methods=args.methods or ["vb", "gibbs", "nuts"], seed=args.seed, quick=args.quick
+            )
+        elif args.model == "spikeslab":
             table = run_model_search_bench(
                 methods=args.methods or ["gibbs", "rj", "nuts"],
                 prior=args.prior.replace("-", "_"),

@@ -110,6 +110,13 @@ def test_bench_spikeslab_times_the_model_search(capsys):
     assert lines[2].startswith("| gibbs") and lines[3].startswith("| rj")
 
 
+def test_bench_missing_times_vb_and_gibbs_on_a_cardiac_split(capsys):
+    assert cli.main(["bench", "--model", "missing", "--quick", "--methods", "vb,gibbs"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("| method | n_train | missing_cells | seconds")
+    assert lines[2].startswith("| vb | 2628 | 1246") and lines[3].startswith("| gibbs")
+
+
 def test_bench_quick_prints_markdown(capsys):
     assert cli.main(["bench", "--quick", "--sizes", "50x3", "--methods", "vb,gibbs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
