@@ -30,12 +30,13 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_missing import run_missing_bench
 from bayesvm.bench_sparse import run_model_search_bench
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.models import LinearSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -109,7 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--features", type=_names, help="comma-separated feature columns (default: all others)"
     )
-    fit.add_argument("--model", choices=["linear", "penalized", "spikeslab"], default="linear")
+    fit.add_argument(
+        "--model",
+        choices=["linear", "penalized", "spikeslab", "missing"],
+        default="linear",
+        help="missing: the penalized model with missing predictor values (empty cells) imputed",
+    )
     fit.add_argument(
         "--prior",
         choices=["ridge", "lasso", "laplace-zero", "gaussian-slab"],
@@ -147,10 +153,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab"],
+        choices=["penalized", "spikeslab", "missing"],
         default="penalized",
         help="penalized: every backend on simulated data (default); spikeslab: the model "
-        "search (gibbs, rj, nuts) on the spam data",
+        "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
+        "nuts) on a cardiac training split",
     )
     bench.add_argument(
         "--prior",
@@ -219,6 +226,7 @@ def _fit(args) -> None:
         "linear": {"prior", "alpha", "nu"},
         "penalized": set(),
         "spikeslab": {"prior", "nu", "inclusion"},
+        "missing": set(),
     }[args.model]
     if set(model_options) - allowed:
         given = ", ".join(f"--{key}" for key in sorted(set(model_options) - allowed))
@@ -237,7 +245,8 @@ def _fit(args) -> None:
         data = _read_rows(args.data)
         model = _model_from_frame(args.model, data, args.target, args.features, model_options)
     except (OSError, ValueError) as error:
-        raise CommandError(error) from error
+        hint = " (bayesvm fit --model missing)" if "MissingDataSVM" in str(error) else ""
+        raise CommandError(f"{error}{hint}") from error
     if args.method not in bayesvm.methods(model):
         raise CommandError(
             f"method {args.method!r} cannot fit this model; methods that can: "
@@ -246,7 +255,10 @@ def _fit(args) -> None:
     _prepare_output_file(args.out, "--out")
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)
-    print(fit.summary().to_string())
+    shown = [name for name in model.var_names if name != "x_mis"]  # one row per missing cell
+    print(fit.summary(var_names=shown).to_string())
+    if "x_mis" in model.var_names:
+        print(f"x_mis: {model.missing.sum()} imputed cells, in {args.out} (posterior x_mis)")
     print(f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}")
     print(f"converged: {fit.converged}")
     for problem in fit.problems:  # also warned on stderr; here they stay with the summary
@@ -260,6 +272,8 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
     """The model of ``bayesvm fit --model name`` with its command-line options."""
     if name == "penalized":
         return MixedSVM.from_frame(data, target, features)
+    if name == "missing":
+        return MissingDataSVM.from_frame(data, target, features)
     if name == "linear":
         if options.get("prior") in ("laplace-zero", "gaussian-slab"):
             raise ValueError(
@@ -301,7 +315,11 @@ def _compare(args) -> None:
 
 def _bench(args) -> None:
     try:
-        if args.model == "spikeslab":
+        if args.model == "missing":
+            table = run_missing_bench(
+                methods=args.methods or ["vb", "gibbs", "nuts"], seed=args.seed, quick=args.quick
+            )
+        elif args.model == "spikeslab":
             table = run_model_search_bench(
                 methods=args.methods or ["gibbs", "rj", "nuts"],
                 prior=args.prior.replace("-", "_"),

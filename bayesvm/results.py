@@ -15,6 +15,7 @@ __all__ = [
     "build_idata",
     "attach_data",
     "normalized_pseudo_likelihood",
+    "class_probabilities",
 ]
 
 KINDS = ("mcmc", "variational", "point")
@@ -86,6 +87,19 @@ def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
     log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
     log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
     return 1.0 / (1.0 + np.exp(log_minus - log_plus))
+
+
+def class_probabilities(f: np.ndarray) -> np.ndarray:
+    """``[p(-1), p(+1)]`` per column of the draws ``f`` (``(draws, n)``), averaged over draws:
+    shape ``(n, 2)``. Each class's probability is averaged on its own (``p(-1 | f)`` is
+    ``p(+1 | -f)``), so that a probability near 0 is not lost to the cancellation in ``1 - p``.
+    """
+    return np.column_stack(
+        [
+            normalized_pseudo_likelihood(-f).mean(axis=0),
+            normalized_pseudo_likelihood(f).mean(axis=0),
+        ]
+    )
 
 
 class Fit:

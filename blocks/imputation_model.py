@@ -121,11 +121,11 @@ class ImputationMean(Block):
         return {"mu_x": mean + triangular_solve(factor, noise, transpose=True).T}
 
     def variational(self, params) -> dict:
-        """``q(mu_x)``'s mean and variances."""
+        """``q(mu_x)``'s mean and covariance."""
         factor, mean = params
-        dim = self.dims["mu_x"]
-        variance = np.diag(cholesky_solve(factor, np.eye(self.d)))
-        return {"mu_x_mean": (dim, mean), "mu_x_variance": (dim, variance)}
+        (dim,) = self.dims["mu_x"]
+        covariance = cholesky_solve(factor, np.eye(self.d))
+        return {"mu_x_mean": ([dim], mean), "mu_x_covariance": ([dim, f"{dim}_"], covariance)}
 
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``mu_x ~ N(0, sigma2_mu I)``."""

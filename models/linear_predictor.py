@@ -19,7 +19,7 @@ from bayesvm.models.block_model import BlockModel
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.penalties import Penalty
-from bayesvm.results import normalized_pseudo_likelihood
+from bayesvm.results import class_probabilities
 
 __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
 
@@ -194,14 +194,7 @@ class LinearPredictorSVM(BlockModel):
         normalized_pseudo_likelihood`) averaged over up to ``max_draws`` posterior draws.
         """
         f = self.predictor(X_new, fit.coefficient_draws(max_draws), **kwargs)
-        # Each class's probability is averaged on its own (p(-1 | f) is p(+1 | -f)), so that a
-        # probability near 0 is not lost to the cancellation in 1 - p.
-        return np.column_stack(
-            [
-                normalized_pseudo_likelihood(-f).mean(axis=0),
-                normalized_pseudo_likelihood(f).mean(axis=0),
-            ]
-        )
+        return class_probabilities(f)
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""

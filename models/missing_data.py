@@ -43,7 +43,7 @@ from bayesvm.models.validation import (
     encode_labels,
     feature_names_for,
 )
-from bayesvm.results import normalized_pseudo_likelihood
+from bayesvm.results import class_probabilities
 
 __all__ = ["MissingDataSVM"]
 
@@ -241,12 +241,7 @@ class MissingDataSVM(LinearPredictorSVM):
         D_new = self._new_rows(X_new)
         mean, sd = self._predictor_draws(fit, D_new, max_draws)
         f = mean + sd * np.random.default_rng(0).standard_normal(mean.shape)
-        return np.column_stack(
-            [
-                normalized_pseudo_likelihood(-f).mean(axis=0),
-                normalized_pseudo_likelihood(f).mean(axis=0),
-            ]
-        )
+        return class_probabilities(f)
 
     def _predictor_draws(self, fit, D_new, max_draws) -> tuple[np.ndarray, np.ndarray]:
         """Per draw and row, the mean and sd of ``f`` given the draw and the observed part:

@@ -82,6 +82,25 @@ def test_fit_spikeslab_by_reversible_jump_stores_the_inclusion_indicators(csv_pa
     assert {"n_active", "accept_rate"} <= set(idata.sample_stats.data_vars)
 
 
+def test_fit_missing_imputes_empty_cells_and_other_models_point_to_it(csv_path, tmp_path, capsys):
+    frame = pd.read_csv(csv_path)
+    frame.loc[[2, 5, 11], "b"] = np.nan
+    path = tmp_path / "holes.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "missing.nc"
+    assert (
+        cli.main(["fit", str(path), "--target", "label", "--model", "missing", "--out", str(out)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "x_mis: 3 imputed cells" in printed and "x_mis[" not in printed
+    assert az.from_netcdf(out).posterior["x_mis"].sizes["missing_cell"] == 3
+    argv = ["fit", str(path), "--target", "label", "--model", "penalized", "--out", str(out)]
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert "--model missing" in capsys.readouterr().err
+
+
 def test_bench_spikeslab_times_the_model_search(capsys):
     argv = ["bench", "--model", "spikeslab", "--quick", "--rows", "120", "--methods", "gibbs,rj"]
     assert cli.main(argv) == 0
@@ -89,6 +108,13 @@ def test_bench_spikeslab_times_the_model_search(capsys):
     assert lines[0].startswith("| method | seconds")
     assert "ess_n_active_per_s_ratio_gibbs" in lines[0]
     assert lines[2].startswith("| gibbs") and lines[3].startswith("| rj")
+
+
+def test_bench_missing_times_vb_and_gibbs_on_a_cardiac_split(capsys):
+    assert cli.main(["bench", "--model", "missing", "--quick", "--methods", "vb,gibbs"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("| method | n_train | missing_cells | seconds")
+    assert lines[2].startswith("| vb | 2628 | 1246") and lines[3].startswith("| gibbs")
 
 
 def test_bench_quick_prints_markdown(capsys):
