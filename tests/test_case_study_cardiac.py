@@ -56,8 +56,12 @@ def test_quick_run_writes_every_output(quick_run):
     n_train = results.groupby("method")["n_train"].unique()
     assert n_train.to_dict().pop("svm").tolist() == [1382]
     assert all(rows.tolist() == [2628] for method, rows in n_train.items() if method != "svm")
-    # Four predictors carry signal: every method is far better than chance.
+    # Four predictors carry signal: every method is far better than chance. Training on the
+    # incomplete rows too, VB and Gibbs beat the complete-case SVM on both splits here (on 79
+    # and 73 of the paper protocol's 100 splits).
     assert results["ber"].between(0.2, 0.4).all()
+    ber = results.pivot(index="split", columns="method", values="ber")
+    assert (ber["vb"] < ber["svm"]).all() and (ber["gibbs"] < ber["svm"]).all()
     report = (out_dir / "report.md").read_text()
     assert report.startswith("# Cardiac catheterization data: missing cholesterol")
     assert (
