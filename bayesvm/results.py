@@ -208,20 +208,25 @@ class Fit:
             name="inclusion_probability",
         )
 
+    def draws(self, var_names, max_draws: int | None = None) -> list[np.ndarray]:
+        """Posterior draws of each of ``var_names`` with chains pooled, shape ``(draws,
+        *dims)``; at most ``max_draws`` of them, evenly spaced, the same for every variable.
+        """
+        post = self.idata.posterior
+        total = post.sizes["chain"] * post.sizes["draw"]
+        keep = slice(None)
+        if max_draws is not None:
+            keep = np.linspace(0, total - 1, min(max_draws, total)).astype(int)
+        return [
+            post[name].to_numpy().reshape(total, *post[name].shape[2:])[keep] for name in var_names
+        ]
+
     def coefficient_draws(self, max_draws: int | None = None) -> np.ndarray:
         """Posterior draws of the coefficients, concatenated: shape ``(draws, K)``; at most
         ``max_draws`` of them, evenly spaced.
         """
-        post = self.idata.posterior
-        parts = [
-            post[name].to_numpy().reshape(-1, post[name].shape[-1] if post[name].ndim > 2 else 1)
-            for name in self.model.coefficient_var_names
-        ]
-        theta = np.concatenate(parts, axis=1)
-        if max_draws is not None:
-            keep = np.linspace(0, theta.shape[0] - 1, min(max_draws, theta.shape[0])).astype(int)
-            theta = theta[keep]
-        return theta
+        parts = self.draws(self.model.coefficient_var_names, max_draws)
+        return np.concatenate([part.reshape(part.shape[0], -1) for part in parts], axis=1)
 
     def decision_function(self, X_new, **kwargs) -> np.ndarray:
         """Posterior mean of the linear predictor ``f`` at new inputs.

@@ -42,6 +42,7 @@ from bayesvm.linalg import cholesky_lower, triangular_solve
 __all__ = [
     "MissingPattern",
     "missing_patterns",
+    "mean_filled",
     "MissingCells",
     "CellStats",
     "ImputedCoefficients",
@@ -75,6 +76,11 @@ def missing_patterns(mask: np.ndarray) -> list[MissingPattern]:
             MissingPattern(rows, missing, columns[~pattern], cell_index[np.ix_(rows, missing)])
         )
     return groups
+
+
+def mean_filled(D: np.ndarray) -> np.ndarray:
+    """``D`` with each missing (NaN) cell replaced by its column's observed mean."""
+    return np.where(np.isnan(D), np.nanmean(D, axis=0), D)
 
 
 class CoefficientMoments(NamedTuple):
@@ -245,8 +251,9 @@ class MissingCells(Block):
         self.X = X
         self.mask = np.isnan(D)
         self.patterns = missing_patterns(self.mask)
-        self.first_guess = np.where(self.mask, np.nanmean(D, axis=0), D)
-        self.first_guess[np.isnan(self.first_guess)] = 0.0  # a column with nothing observed
+        self.first_guess = mean_filled(D)
+        # What each pattern's conditional reads of the data, the same at every update.
+        self.observed_values = [D[np.ix_(p.rows, p.observed)] for p in self.patterns]
         self.n_fixed = X.shape[1]
         self.coefficients, self.likelihood = coefficients, likelihood
         self.mean, self.covariance = mean, covariance
@@ -270,10 +277,9 @@ class MissingCells(Block):
         u_outer, u_beta = moment[p:, p:], moment[p:, :p]
         u_mean = theta.mean[p:]
         patterns = []
-        for pattern in self.patterns:
+        for pattern, observed in zip(self.patterns, self.observed_values, strict=True):
             M, seen, rows = pattern.missing, pattern.observed, pattern.rows
             w, r = likelihood.weights[rows], likelihood.response[rows]
-            observed = self.first_guess[np.ix_(rows, seen)]
             rhs = (
                 prior_shift[M]
                 + r[:, None] * u_mean[M]

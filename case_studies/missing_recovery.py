@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 import bayesvm
+from bayesvm.blocks.missing_cells import mean_filled
 from bayesvm.case_studies.metrics import balanced_error_rate
 from bayesvm.models import MissingDataSVM, MixedSVM
 
@@ -55,11 +56,10 @@ def simulate(n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 def _fits(D: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
     """``(beta, u)`` of each method by VB (posterior means)."""
     complete = ~np.isnan(D).any(axis=1)
-    mean_filled = np.where(np.isnan(D), np.nanmean(D, axis=0), D)
     models = {
         "imputation": MissingDataSVM.from_arrays(D, y),
         "complete_cases": MixedSVM.penalized(D[complete], y[complete]),
-        "mean_imputation": MixedSVM.penalized(mean_filled, y),
+        "mean_imputation": MixedSVM.penalized(mean_filled(D), y),
     }
     return {
         name: np.concatenate(bayesvm.fit(model, method="vb").coefficient_means())

@@ -32,6 +32,7 @@ from bayesvm.blocks.imputation_model import ImputationCovariance, ImputationMean
 from bayesvm.blocks.missing_cells import (
     ImputedCoefficients,
     MissingCells,
+    mean_filled,
     missing_patterns,
 )
 from bayesvm.models.design import DenseDesign
@@ -164,11 +165,7 @@ class MissingDataSVM(LinearPredictorSVM):
         """``[1, D]`` with each missing cell at its column's observed mean: the start of the
         imputation, and the design the identifiability checks look at.
         """
-        return DenseDesign(self.X, self.cells_block().first_guess)
-
-    def cells_block(self) -> MissingCells:
-        """The block of the missing cells."""
-        return MissingCells(self.X, self.Z, segment_names=("beta", self.weight_name))
+        return DenseDesign(self.X, mean_filled(self.Z))
 
     def coefficient_block(self, segments: list, names: list) -> ImputedCoefficients:
         """``(beta, u)`` on the design completed by ``x_mis``."""
@@ -184,7 +181,7 @@ class MissingDataSVM(LinearPredictorSVM):
 
         dims = ["effect", "effect_"]
         return [
-            self.cells_block(),
+            MissingCells(self.X, self.Z, segment_names=("beta", self.weight_name)),
             HingeAugmentation(self.y, coefficients="x_mis"),
             ImputationMean(self.Z, self.sigma2_mu, dim="effect"),
             ImputationCovariance(self.Z, self.psi, self.nu, dims=dims),
@@ -249,11 +246,7 @@ class MissingDataSVM(LinearPredictorSVM):
         conditional mean and covariance of ``d_M``; shape ``(draws, rows)`` each.
         """
         theta = fit.coefficient_draws(max_draws)
-        post = fit.idata.posterior
-        keep = np.linspace(0, post.sizes["chain"] * post.sizes["draw"] - 1, theta.shape[0])
-        keep = keep.astype(int)
-        mu = post["mu_x"].to_numpy().reshape(-1, self.n_effects)[keep]
-        sigma = post["Sigma_x"].to_numpy().reshape(-1, self.n_effects, self.n_effects)[keep]
+        mu, sigma = fit.draws(["mu_x", "Sigma_x"], max_draws)
         beta, u = theta[:, 0], theta[:, 1:]
         observed = np.where(np.isnan(D_new), 0.0, D_new)
         mean = beta[:, None] + u @ observed.T
