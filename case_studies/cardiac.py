@@ -43,7 +43,6 @@ from __future__ import annotations
 import textwrap
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -67,11 +66,8 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
-    check_methods,
-    choose_protocol,
     run_tasks,
-    split_tasks,
-    study_settings,
+    split_study,
     task_seed,
     trust_notes,
 )
@@ -385,22 +381,24 @@ def run(
         The rows of ``cardiac.csv``: ``split, method, ber, seconds, n_train, single_class,
         converged, warnings``.
     """
-    methods = check_methods(methods, METHODS)
-    protocol = choose_protocol(
-        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_splits"
+    study = split_study(
+        "cardiac",
+        split_rows,
+        methods=methods,
+        allowed=METHODS,
+        paper=PAPER_PROTOCOL,
+        quick_protocol=QUICK_PROTOCOL,
+        quick=quick,
+        n_datasets=n_datasets,
+        seed=seed,
+        out_dir=out_dir,
     )
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = split_tasks(
-        split_rows, protocol.n_splits, seed=seed, methods=methods, protocol=protocol
-    )
+    protocol, out_dir = study.protocol, study.out_dir
     start = time.perf_counter()
     results = run_tasks(
-        tasks,
+        study.tasks,
         csv_path=out_dir / "cardiac.csv",
-        settings=study_settings(
-            "cardiac", methods=methods, quick=quick, seed=seed, protocol=protocol
-        ),
+        settings=study.settings,
         workers=workers,
         scheduler=scheduler,
         resume=resume,

@@ -46,7 +46,6 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -68,12 +67,9 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
-    check_methods,
     check_resume_settings,
-    choose_protocol,
     run_tasks,
-    split_tasks,
-    study_settings,
+    split_study,
     task_seed,
     trust_notes,
     write_settings,
@@ -678,22 +674,25 @@ def run(
         The rows of ``spam.csv``: ``split, method, ber, seconds, n_selected, single_class,
         converged, warnings``.
     """
-    methods = check_methods(methods, METHODS)
-    protocol = choose_protocol(
-        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_splits"
+    study = split_study(
+        "spam",
+        split_rows,
+        methods=methods,
+        allowed=METHODS,
+        paper=PAPER_PROTOCOL,
+        quick_protocol=QUICK_PROTOCOL,
+        quick=quick,
+        n_datasets=n_datasets,
+        seed=seed,
+        out_dir=out_dir,
     )
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = split_tasks(
-        split_rows, protocol.n_splits, seed=seed, methods=methods, protocol=protocol
-    )
+    protocol, out_dir, settings = study.protocol, study.out_dir, study.settings
     start = time.perf_counter()
-    settings = study_settings("spam", methods=methods, quick=quick, seed=seed, protocol=protocol)
     keep_full_data = resume and all((out_dir / name).exists() for name in FULL_DATA_FILES)
     if keep_full_data:
         check_resume_settings(out_dir / "spam_fits.csv", settings)
     results = run_tasks(
-        tasks,
+        study.tasks,
         csv_path=out_dir / "spam.csv",
         settings=settings,
         workers=workers,
