@@ -34,6 +34,7 @@ chain leaves the posterior invariant.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -193,20 +194,36 @@ class KernelCoefficients(Block):
         self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
         self.fixed_weights = fixed_weights
         self._gram = _Gram(self.design) if fixed_weights else None
-        eigenvalues, eigenvectors = np.linalg.eigh(kernel)
+
+    @cached_property
+    def eigenbasis(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(Psi, U Lambda^-1/2)``: the features ``f = Psi b`` and the map ``beta = U
+        Lambda^-1/2 b`` (computed on first use; reversible jump never needs them).
+        """
+        eigenvalues, eigenvectors = np.linalg.eigh(self.kernel)
         eigenvalues = np.maximum(eigenvalues, EIGEN_FLOOR * eigenvalues[-1])
-        self.to_beta = eigenvectors / np.sqrt(eigenvalues)  # beta = U Lambda^-1/2 b
-        features = eigenvectors * np.sqrt(eigenvalues)  # Psi
-        self.all_active = GaussianCoefficients(
-            DenseDesign(np.ones((n, 1)), features),
+        return eigenvectors * np.sqrt(eigenvalues), eigenvectors / np.sqrt(eigenvalues)
+
+    @cached_property
+    def all_active(self) -> GaussianCoefficients:
+        """The coefficients with every vector active: :class:`~bayesvm.blocks.
+        GaussianCoefficients` on ``[1, Psi]``.
+        """
+        n = self.n
+        return GaussianCoefficients(
+            DenseDesign(np.ones((n, 1)), self.eigenbasis[0]),
             [
-                Segment("intercept", "offset", slice(0, 1), intercept_prior),
-                Segment("feature_weight", "feature", slice(1, n + 1), weight_prior),
+                Segment("intercept", "offset", slice(0, 1), self.intercept_prior),
+                Segment("feature_weight", "feature", slice(1, n + 1), self.weight_prior),
             ],
-            likelihood=likelihood,
+            likelihood=self.likelihood,
             coefficient_names=["intercept", *[f"feature_weight[{j}]" for j in range(n)]],
         )
-        self.feature_gram = self.all_active.design.gram(np.ones(n)) if fixed_weights else None
+
+    @cached_property
+    def feature_gram(self) -> np.ndarray:
+        """``[1, Psi]^T [1, Psi]``, the unit-weight Gram of every vector active."""
+        return self.all_active.design.gram(np.ones(self.n))
 
     def log_prior(self, k: int) -> float:
         """``log p(gamma)`` of one vector with ``k`` ones: ``log Be(k + a, n - k + b) -
@@ -240,11 +257,9 @@ class KernelCoefficients(Block):
         return KernelStats(mean, square, f_mean, f_var, None, None, None, drawn)
 
     def initial_value(self, stats, rng) -> KernelStats:
-        """A dispersed start: ``(u, b) ~ N(0, I)``, and for reversible jump an active set of
-        half of ``min(k_max, n)`` vectors drawn at random (each independent of the others).
+        """A dispersed start: half of ``min(k_max, n)`` vectors drawn at random (each
+        independent of those before it) with ``u`` and their weights ``N(0, 1)``.
         """
-        theta = rng.standard_normal(self.n + 1)
-        start = self.all_active.at(theta)
         target = max(1, min(self.k_max, self.n) // 2)
         factor = ActiveCholesky(self.kernel, [])
         for j in rng.permutation(self.n):
@@ -253,9 +268,9 @@ class KernelCoefficients(Block):
                 factor.append(int(j), border, schur)
             if len(factor.order) == target:
                 break
-        inclusion = np.zeros(self.n)
-        inclusion[factor.order] = 1.0
-        return KernelStats(start.mean, start.square, start.f_mean, 0.0, None, inclusion, None, True)
+        active = np.asarray(factor.order)
+        theta = rng.standard_normal(active.shape[0] + 1)
+        return self._at_active(active, theta, factor.factor.T @ theta[1:], float("nan"))
 
     def sample(self, params: Drawn, rng) -> KernelStats:
         """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
@@ -288,16 +303,19 @@ class KernelCoefficients(Block):
                 collapsed, self.switchable, self.log_prior, rng, self.jump_settings
             )
             accepted += took
-        return self._at_active(collapsed, collapsed.draw(rng), accepted / max(moves, 1))
+        theta = collapsed.draw(rng)
+        g = collapsed.prior.matrix.g
+        whitened = (collapsed.prior.factor.T @ theta)[1:] / np.sqrt(g)  # L^T beta_gamma
+        active = np.asarray(collapsed.order[1:]) - 1
+        return self._at_active(active, theta, whitened, accepted / max(moves, 1))
 
-    def _at_active(self, collapsed: CollapsedGaussian, theta, accepted: float) -> KernelStats:
-        order = np.asarray(collapsed.order)
-        active = order[1:] - 1
+    def _at_active(self, active, theta, whitened, accepted: float) -> KernelStats:
+        """Statistics at ``theta = (u, beta_gamma)`` over the vectors ``active``, with
+        ``whitened = L^T beta_gamma``.
+        """
         k = active.shape[0]
         beta = np.zeros(self.n)
         beta[active] = theta[1:]
-        _, g = self._precisions_of(collapsed)
-        whitened = (collapsed.prior.factor.T @ theta)[1:] / np.sqrt(g)  # L^T beta_gamma
         mean = np.zeros(self.n + 1)
         mean[0] = theta[0]
         mean[1 : k + 1] = whitened
@@ -305,11 +323,6 @@ class KernelCoefficients(Block):
         inclusion[active] = 1.0
         f = theta[0] + self.kernel[:, active] @ theta[1:]
         return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True, accepted)
-
-    @staticmethod
-    def _precisions_of(collapsed: CollapsedGaussian) -> tuple[float, float]:
-        prior = collapsed.prior.matrix
-        return prior.eta, prior.g
 
     def marginal(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """Holmes-Held's ``(C, L)``: the active design and the factor of ``P = C^T C +
@@ -329,10 +342,14 @@ class KernelCoefficients(Block):
     def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
         """``u``, ``beta`` (zero where inactive) and ``gamma``."""
         if stats.n_active is None:
-            beta, gamma = self.to_beta @ stats.mean[1:], np.ones(self.n)
+            beta, gamma = self._beta(stats.mean[1:]), np.ones(self.n)
         else:
             beta, gamma = stats.beta, stats.inclusion
         return {"intercept": stats.mean[0], "beta": beta, "gamma": gamma}
+
+    def _beta(self, weights: np.ndarray) -> np.ndarray:
+        """``beta = U Lambda^-1/2 b`` for ``b`` of shape ``(..., n)``."""
+        return weights @ self.eigenbasis[1].T
 
     def sample_stats(self, stats: KernelStats) -> dict[str, float]:
         """``n_active``, the number of active vectors; ``accept_rate`` of the proposals."""
@@ -362,7 +379,7 @@ class KernelCoefficients(Block):
         draws = self.all_active.draw_q(params, rng, size)
         return {
             "intercept": draws["intercept"][:, 0],
-            "beta": draws["feature_weight"] @ self.to_beta.T,
+            "beta": self._beta(draws["feature_weight"]),
             "gamma": np.ones((size, self.n)),
         }
 
@@ -391,9 +408,9 @@ class KernelCoefficients(Block):
             weights = pm.Deterministic("feature_weight", sd * z, dims="feature")
         else:
             weights = pm.Normal("feature_weight", 0.0, sigma=sd, dims="feature")
-        features = self.all_active.design.matrix[:, 1:]
+        features, to_beta = self.eigenbasis
         variables["f"] = intercept + pt.dot(features, weights)
-        pm.Deterministic("beta", pt.dot(self.to_beta, weights), dims="vector")
+        pm.Deterministic("beta", pt.dot(to_beta, weights), dims="vector")
         pm.Deterministic("gamma", pt.ones(self.n), dims="vector")
 
 
