@@ -30,6 +30,7 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_kernel import run_kernel_bench
 from bayesvm.bench_missing import run_missing_bench
 from bayesvm.bench_sparse import run_model_search_bench
 from bayesvm.case_studies.reporting import markdown_table
@@ -153,11 +154,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab", "missing"],
+        choices=["penalized", "spikeslab", "missing", "kernel"],
         default="penalized",
         help="penalized: every backend on simulated data (default); spikeslab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
-        "nuts) on a cardiac training split",
+        "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
+        "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data",
     )
     bench.add_argument(
         "--prior",
@@ -169,7 +171,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--methods",
         type=_names,
-        help="default vb,gibbs,nuts (penalized), gibbs,rj,nuts (spikeslab)",
+        help="default vb,gibbs,nuts (penalized, missing), gibbs,rj,nuts (spikeslab), "
+        "gibbs,vb,nuts (kernel: BGKM's comparison)",
     )
     bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
     bench.add_argument("--seed", type=_non_negative_int, default=0)
@@ -314,6 +317,9 @@ def _compare(args) -> None:
 
 
 def _bench(args) -> None:
+    if args.model == "kernel":
+        _bench_kernel(args)
+        return
     try:
         if args.model == "missing":
             table = run_missing_bench(
@@ -339,6 +345,17 @@ def _bench(args) -> None:
     except ValueError as error:
         raise CommandError(error) from error
     print(markdown_table(table))
+
+
+def _bench_kernel(args) -> None:
+    """Print each table of :func:`~bayesvm.bench_kernel.run_kernel_bench` under its name."""
+    try:
+        tables = run_kernel_bench(
+            methods=args.methods or ["gibbs", "vb", "nuts"], seed=args.seed, quick=args.quick
+        )
+    except ValueError as error:
+        raise CommandError(error) from error
+    print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
 
 
 def _reproduce(args) -> None:

@@ -117,6 +117,14 @@ def test_bench_missing_times_vb_and_gibbs_on_a_cardiac_split(capsys):
     assert lines[2].startswith("| vb | 2628 | 1246") and lines[3].startswith("| gibbs")
 
 
+def test_bench_kernel_prints_each_table_under_its_name(capsys):
+    assert cli.main(["bench", "--model", "kernel", "--quick", "--methods", "vb"]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line.startswith("|")]
+    assert headings == ["paper_run", "per_sweep", "exponent", "bgkm"]
+    assert "| vb | 30 |" in out
+
+
 def test_bench_quick_prints_markdown(capsys):
     assert cli.main(["bench", "--quick", "--sizes", "50x3", "--methods", "vb,gibbs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
