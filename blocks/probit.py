@@ -17,7 +17,8 @@ likelihood is Gaussian in ``f`` with unit weights, so the coefficient block read
   Park 2008: nothing reads the coefficients between).
 * VB: ``q(s_i) = N(E f_i, 1)`` truncated to ``y_i s_i > 0``, with mean ``E f_i + y_i
   phi(E f_i) / Phi(y_i E f_i)``; the block's bound term is ``sum_i log Phi(y_i E f_i) - Var
-  f_i / 2`` (``E log p(y, s | f) - E log q(s)``; Consonni & Marin 2007 section 2).
+  f_i / 2`` right after its update (``E log p(y, s | f) - E log q(s)``; Consonni & Marin
+  2007 section 2).
 """
 
 from __future__ import annotations
@@ -139,9 +140,18 @@ class ProbitAugmentation(Block):
         return self._stats(f_mean + self.y * ratio, False)
 
     def bound_term(self, params, stats) -> float:
-        """``sum_i log Phi(y_i E f_i) - Var f_i / 2`` (module docstring)."""
-        f_mean, f_var = params
-        return float(np.sum(log_ndtr(self.y * f_mean)) - 0.5 * np.sum(f_var))
+        """``E log p(y, s | f) - E log q(s)``: with ``q(s_i)`` located at ``l_i`` and the
+        coefficients' current ``E f_i = m_i``, ``Var f_i = v_i``, ``sum_i log Phi(y_i l_i) -
+        (2 (l_i - m_i)(E s_i - l_i) + (l_i - m_i)^2 + v_i) / 2``; ``log Phi(y_i m_i) - v_i / 2``
+        right after this block's update (module docstring).
+        """
+        location = params[0]
+        coefficients = stats[self.coefficients]
+        shift = location - coefficients.f_mean
+        spread = 2.0 * shift * (stats[self.name].response - location) + shift**2
+        return float(
+            np.sum(log_ndtr(self.y * location)) - 0.5 * np.sum(spread + coefficients.f_var)
+        )
 
     def variational(self, params) -> dict:
         """The location ``E f_i`` of every ``q(s_i)``."""
