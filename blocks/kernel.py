@@ -34,7 +34,8 @@ chain leaves the posterior invariant.
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
+from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -44,8 +45,8 @@ from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky, CollapsedGaussi
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
-from bayesvm.linalg import cholesky_lower
-from bayesvm.models.design import DenseDesign
+from bayesvm.linalg import cholesky_lower, cholesky_solve
+from bayesvm.models.design import FeatureDesign
 from bayesvm.samplers import model_search
 from bayesvm.samplers.model_search import JumpSettings
 
@@ -211,7 +212,7 @@ class KernelCoefficients(Block):
         """
         n = self.n
         return GaussianCoefficients(
-            DenseDesign(np.ones((n, 1)), self.eigenbasis[0]),
+            FeatureDesign(self.eigenbasis[0]),
             [
                 Segment("intercept", "offset", slice(0, 1), self.intercept_prior),
                 Segment("feature_weight", "feature", slice(1, n + 1), self.weight_prior),
@@ -219,11 +220,6 @@ class KernelCoefficients(Block):
             likelihood=self.likelihood,
             coefficient_names=["intercept", *[f"feature_weight[{j}]" for j in range(n)]],
         )
-
-    @cached_property
-    def feature_gram(self) -> np.ndarray:
-        """``[1, Psi]^T [1, Psi]``, the unit-weight Gram of every vector active."""
-        return self.all_active.design.gram(np.ones(self.n))
 
     def log_prior(self, k: int) -> float:
         """``log p(gamma)`` of one vector with ``k`` ones: ``log Be(k + a, n - k + b) -
@@ -324,20 +320,21 @@ class KernelCoefficients(Block):
         f = theta[0] + self.kernel[:, active] @ theta[1:]
         return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True, accepted)
 
-    def marginal(self, stats) -> tuple[np.ndarray, np.ndarray]:
-        """Holmes-Held's ``(C, L)``: the active design and the factor of ``P = C^T C +
-        diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update.
+    def marginal(self, stats) -> tuple[np.ndarray, Callable]:
+        """Holmes-Held's ``(C, P^-1)``: the active design and a solve with ``P = C^T C +
+        diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update;
+        with every vector active, ``C = [1, Psi]`` and ``P`` is an arrowhead (``O(n^2)``).
         """
         theta = stats[self.name]
         eta, g = self._precisions(stats)
         if theta.inclusion is None:
             prior = np.concatenate([[eta], np.full(self.n, g)])
-            precision = self.feature_gram.copy()
-            precision.flat[:: self.n + 2] += prior
-            return self.all_active.design.matrix, cholesky_lower(precision)
+            design = self.all_active.design
+            return design.matrix, design.gaussian(np.ones(self.n), prior).solve
         order = np.concatenate([[0], np.flatnonzero(theta.inclusion) + 1])
         precision = _Sum(self._gram, _KernelPrior(self.kernel, eta, g))
-        return self.design[:, order], cholesky_lower(precision[np.ix_(order, order)])
+        factor = cholesky_lower(precision[np.ix_(order, order)])
+        return self.design[:, order], partial(cholesky_solve, factor)
 
     def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
         """``u``, ``beta`` (zero where inactive) and ``gamma``."""

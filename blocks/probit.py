@@ -29,7 +29,6 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri_exp
 
 from bayesvm.blocks.base import Block
-from bayesvm.linalg import triangular_solve
 
 __all__ = ["ProbitAugmentation", "ProbitStats", "truncated_normal"]
 
@@ -68,7 +67,7 @@ class ProbitAugmentation(Block):
     coefficients : str
         Name of the coefficient block whose ``f_mean`` / ``f_var`` the block reads.
     marginal : callable, optional
-        ``marginal(stats) -> (C, L)``: the active design and the lower Cholesky factor of
+        ``marginal(stats) -> (C, solve)``: the active design and ``solve(R) = P^-1 R`` for
         ``P = C^T C + prior precision`` at the other blocks' current values. Given, Gibbs
         draws ``s`` with the coefficients integrated out (Holmes-Held); otherwise given them.
     """
@@ -84,11 +83,11 @@ class ProbitAugmentation(Block):
 
     # -- conditional ------------------------------------------------------------------------
     def conditional(self, stats):
-        """Gibbs with ``marginal``: ``(C, L, current s)``; otherwise ``(E f, Var f)``."""
+        """Gibbs with ``marginal``: ``(C, solve, current s)``; otherwise ``(E f, Var f)``."""
         previous = stats.get(self.name)
         if self.marginal is not None and previous is not None and previous.drawn:
-            design, factor = self.marginal(stats)
-            return design, factor, previous.response
+            design, solve = self.marginal(stats)
+            return design, solve, previous.response
         coefficients = stats[self.coefficients]
         return coefficients.f_mean, coefficients.f_var
 
@@ -109,13 +108,12 @@ class ProbitAugmentation(Block):
             return self._stats(truncated_normal(params[0], 1.0, self.y, log_uniform), True)
         return self._stats(self._holmes_held(*params, log_uniform), True)
 
-    def _holmes_held(self, design, factor, s, log_uniform) -> np.ndarray:
+    def _holmes_held(self, design, solve, s, log_uniform) -> np.ndarray:
         """One sweep of Holmes-Held's ``s_i | s_-i, y`` (module docstring)."""
-        half = triangular_solve(factor, design.T)  # L^-1 C^T
-        leverage = np.einsum("ij,ij->j", half, half)
+        solved = np.ascontiguousarray(solve(np.asfortranarray(design.T)).T)  # S^T = C P^-1
+        leverage = np.einsum("ij,ij->i", design, solved)
         weight = leverage / (1.0 - leverage)
         sd = np.sqrt(1.0 + weight)
-        solved = np.ascontiguousarray(triangular_solve(factor, half, transpose=True).T)  # S^T
         s = s.copy()
         combined = solved.T @ s  # B = S s
         y = self.y
