@@ -195,6 +195,10 @@ class KernelCoefficients(Block):
         self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
         self.fixed_weights = fixed_weights
         self._gram = _Gram(self.design) if fixed_weights else None
+        # Factors kept between steps (module docstring): P_AA's at (order, eta, g), from the
+        # probit's step to the jump of the same sweep, and chol(K_AA) at the last active set.
+        self._precision_factor: tuple = ((), None)
+        self._kernel_factor: tuple = ((), None)
 
     @cached_property
     def eigenbasis(self) -> tuple[np.ndarray, np.ndarray]:
@@ -279,11 +283,39 @@ class KernelCoefficients(Block):
         eta, g = self._precisions(params.stats)
         gram = self._gram if self.fixed_weights else _Gram(self.design, likelihood.weights)
         prior = _KernelPrior(self.kernel, eta, g)
-        inclusion = params.inclusion
-        order = [0, *(np.flatnonzero(inclusion) + 1).tolist()]
+        order = self._order(params.inclusion)
+        key = (tuple(order), eta, g)
+        precision_factor = self._precision_factor[1] if self._precision_factor[0] == key else None
+        if not self.fixed_weights:
+            precision_factor = None
         return CollapsedGaussian.from_matrices(
-            _Sum(gram, prior), prior, _Linear(self.design, likelihood.response), order
+            _Sum(gram, prior),
+            prior,
+            _Linear(self.design, likelihood.response),
+            order,
+            factors=(precision_factor, self._prior_factor(order, eta, g)),
         )
+
+    def _order(self, inclusion: np.ndarray) -> list[int]:
+        """The columns of ``[1, K]`` in use, in the order of the kept ``chol(K_AA)`` when the
+        active set is the last one's (a jump appends the vectors it adds).
+        """
+        order = [0, *(np.flatnonzero(inclusion) + 1).tolist()]
+        kept = self._kernel_factor[0]
+        return list(kept) if len(kept) == len(order) and set(kept) == set(order) else order
+
+    def _prior_factor(self, order: list, eta: float, g: float) -> np.ndarray:
+        """``chol(diag(eta, g K_AA)) = diag(sqrt(eta), sqrt(g) chol(K_AA))``, from the kept
+        ``chol(K_AA)`` when the active set is the last one's.
+        """
+        key, kernel_factor = self._kernel_factor
+        if key != tuple(order):
+            active = np.asarray(order[1:]) - 1
+            kernel_factor = cholesky_lower(self.kernel[np.ix_(active, active)])
+        factor = np.zeros((len(order), len(order)))
+        factor[0, 0] = np.sqrt(eta)
+        factor[1:, 1:] = np.sqrt(g) * kernel_factor
+        return factor
 
     def jump(self, params: Drawn, rng, moves: int | None = None) -> KernelStats:
         """``moves`` birth / death / swap proposals (default :attr:`moves`), then
@@ -301,7 +333,9 @@ class KernelCoefficients(Block):
             accepted += took
         theta = collapsed.draw(rng)
         g = collapsed.prior.matrix.g
-        whitened = (collapsed.prior.factor.T @ theta)[1:] / np.sqrt(g)  # L^T beta_gamma
+        kernel_factor = collapsed.prior.factor[1:, 1:] / np.sqrt(g)
+        self._kernel_factor = (tuple(collapsed.order), kernel_factor)
+        whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
         active = np.asarray(collapsed.order[1:]) - 1
         return self._at_active(active, theta, whitened, accepted / max(moves, 1))
 
@@ -331,9 +365,10 @@ class KernelCoefficients(Block):
             prior = np.concatenate([[eta], np.full(self.n, g)])
             design = self.all_active.design
             return design.matrix, design.gaussian(np.ones(self.n), prior).solve
-        order = np.concatenate([[0], np.flatnonzero(theta.inclusion) + 1])
+        order = np.asarray(self._order(theta.inclusion))
         precision = _Sum(self._gram, _KernelPrior(self.kernel, eta, g))
         factor = cholesky_lower(precision[np.ix_(order, order)])
+        self._precision_factor = ((tuple(order.tolist()), eta, g), factor)
         return self.design[:, order], partial(cholesky_solve, factor)
 
     def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
