@@ -37,7 +37,7 @@ from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.models import LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -113,9 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--model",
-        choices=["linear", "penalized", "spikeslab", "missing"],
+        choices=["linear", "penalized", "spikeslab", "missing", "kernel"],
         default="linear",
-        help="missing: the penalized model with missing predictor values (empty cells) imputed",
+        help="missing: the penalized model with missing predictor values (empty cells) imputed; "
+        "kernel: Zhang et al.'s generalized kernel model (rj: FBGKM; gibbs, vb: BGKM)",
     )
     fit.add_argument(
         "--prior",
@@ -131,11 +132,16 @@ def _parser() -> argparse.ArgumentParser:
         type=_probability,
         help="prior inclusion probability (spikeslab: 0.01 laplace-zero, 0.5 gaussian-slab)",
     )
+    fit.add_argument(
+        "--likelihood", choices=["probit", "hinge"], help="kernel: probit (default) or hinge"
+    )
+    fit.add_argument("--k-max", type=_positive_int, help="kernel: most active vectors (default n)")
     fit.add_argument("--method", default="vb", help="vb, gibbs, rj, em, ecme or nuts (default: vb)")
     fit.add_argument("--seed", type=_non_negative_int)
     fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
     fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
     fit.add_argument("--tune", type=_non_negative_int, help="gibbs, nuts")
+    fit.add_argument("--thin", type=_positive_int, help="gibbs, rj: keep every thin-th sweep")
     fit.add_argument("--out", type=Path, required=True, help="netCDF file to write")
     fit.set_defaults(command=_fit, command_name="fit")
 
@@ -223,6 +229,8 @@ def _fit(args) -> None:
         "alpha": args.alpha,
         "nu": args.nu,
         "inclusion": args.inclusion,
+        "likelihood": args.likelihood,
+        "k_max": args.k_max,
     }
     model_options = {key: value for key, value in model_options.items() if value is not None}
     allowed = {
@@ -230,15 +238,26 @@ def _fit(args) -> None:
         "penalized": set(),
         "spikeslab": {"prior", "nu", "inclusion"},
         "missing": set(),
+        "kernel": {"likelihood", "k_max"},
     }[args.model]
     if set(model_options) - allowed:
-        given = ", ".join(f"--{key}" for key in sorted(set(model_options) - allowed))
+        given = ", ".join(
+            f"--{key.replace('_', '-')}" for key in sorted(set(model_options) - allowed)
+        )
         raise CommandError(f"--model {args.model} takes no {given}")
-    options = {"seed": args.seed, "draws": args.draws, "chains": args.chains, "tune": args.tune}
+    options = {
+        "seed": args.seed,
+        "draws": args.draws,
+        "chains": args.chains,
+        "tune": args.tune,
+        "thin": args.thin,
+    }
     options = {key: value for key, value in options.items() if value is not None}
     takes = {"seed"}
     if args.method in SAMPLING_METHODS:
-        takes |= {"draws", "chains", "tune"}
+        takes |= {"draws", "chains", "tune"} | (
+            {"thin"} if args.method in ("gibbs", "rj") else set()
+        )
     elif args.method == "vb":
         takes.add("draws")
     if set(options) - takes:
@@ -258,10 +277,18 @@ def _fit(args) -> None:
     _prepare_output_file(args.out, "--out")
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)
-    shown = [name for name in model.var_names if name != "x_mis"]  # one row per missing cell
+    # one row per missing cell or per training point: counted, not listed
+    long = {"missing_cell", "vector"}
+    shown = [name for name in model.var_names if not long & set(model.dims.get(name, []))]
     print(fit.summary(var_names=shown).to_string())
     if "x_mis" in model.var_names:
         print(f"x_mis: {model.missing.sum()} imputed cells, in {args.out} (posterior x_mis)")
+    if "gamma" in model.var_names and "vector" in model.dims["gamma"]:
+        active = float(fit.idata.posterior["gamma"].sum("vector").mean())
+        print(
+            f"beta, gamma: {model.n_samples} training points, {active:.1f} active on average, "
+            f"in {args.out}"
+        )
     print(f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}")
     print(f"converged: {fit.converged}")
     for problem in fit.problems:  # also warned on stderr; here they stay with the summary
@@ -277,6 +304,8 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
         return MixedSVM.from_frame(data, target, features)
     if name == "missing":
         return MissingDataSVM.from_frame(data, target, features)
+    if name == "kernel":
+        return KernelGKM.from_frame(data, target, features, **options)
     if name == "linear":
         if options.get("prior") in ("laplace-zero", "gaussian-slab"):
             raise ValueError(

@@ -46,13 +46,17 @@ class ActiveCholesky:
         Symmetric positive definite.
     order : sequence of int
         The active columns, in the order of the factor's rows.
+    factor : ndarray, optional
+        The factor of ``matrix[order, order]`` if already known.
     """
 
-    def __init__(self, matrix: np.ndarray, order):
+    def __init__(self, matrix: np.ndarray, order, factor: np.ndarray | None = None):
         self.matrix = matrix
         self.order = list(order)
-        block = matrix[np.ix_(self.order, self.order)]
-        self.factor = cholesky_lower(block) if self.order else np.zeros((0, 0))
+        if factor is None:
+            block = matrix[np.ix_(self.order, self.order)]
+            factor = cholesky_lower(block) if self.order else np.zeros((0, 0))
+        self.factor = factor
 
     def copy(self) -> ActiveCholesky:
         """An independent copy."""
@@ -159,16 +163,18 @@ class CollapsedGaussian:
         self._refresh()
 
     @classmethod
-    def from_matrices(cls, precision, prior_precision, linear, order) -> CollapsedGaussian:
+    def from_matrices(
+        cls, precision, prior_precision, linear, order, factors=(None, None)
+    ) -> CollapsedGaussian:
         """From ``P = G + R``, a full prior precision ``R`` and ``h``, each read only at the
         active rows and columns (module docstring): arrays, or objects whose ``[rows, columns]``
-        computes the entries.
+        computes the entries; ``factors``: those of ``P_AA`` and ``R_AA`` where known.
         """
         collapsed = object.__new__(cls)
         collapsed.linear = linear
         collapsed.diagonal_prior = False
-        collapsed.prior = ActiveCholesky(prior_precision, order)
-        collapsed.precision = ActiveCholesky(precision, order)
+        collapsed.prior = ActiveCholesky(prior_precision, order, factors[1])
+        collapsed.precision = ActiveCholesky(precision, order, factors[0])
         collapsed._refresh()
         return collapsed
 

@@ -34,7 +34,8 @@ chain leaves the posterior invariant.
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
+from functools import cached_property, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -44,8 +45,8 @@ from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky, CollapsedGaussi
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
-from bayesvm.linalg import cholesky_lower
-from bayesvm.models.design import DenseDesign
+from bayesvm.linalg import cholesky_lower, cholesky_solve
+from bayesvm.models.design import FeatureDesign
 from bayesvm.samplers import model_search
 from bayesvm.samplers.model_search import JumpSettings
 
@@ -194,6 +195,10 @@ class KernelCoefficients(Block):
         self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
         self.fixed_weights = fixed_weights
         self._gram = _Gram(self.design) if fixed_weights else None
+        # Factors kept between steps (module docstring): P_AA's at (order, eta, g), from the
+        # probit's step to the jump of the same sweep, and chol(K_AA) at the last active set.
+        self._precision_factor: tuple = ((), None)
+        self._kernel_factor: tuple = ((), None)
 
     @cached_property
     def eigenbasis(self) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +216,7 @@ class KernelCoefficients(Block):
         """
         n = self.n
         return GaussianCoefficients(
-            DenseDesign(np.ones((n, 1)), self.eigenbasis[0]),
+            FeatureDesign(self.eigenbasis[0]),
             [
                 Segment("intercept", "offset", slice(0, 1), self.intercept_prior),
                 Segment("feature_weight", "feature", slice(1, n + 1), self.weight_prior),
@@ -219,11 +224,6 @@ class KernelCoefficients(Block):
             likelihood=self.likelihood,
             coefficient_names=["intercept", *[f"feature_weight[{j}]" for j in range(n)]],
         )
-
-    @cached_property
-    def feature_gram(self) -> np.ndarray:
-        """``[1, Psi]^T [1, Psi]``, the unit-weight Gram of every vector active."""
-        return self.all_active.design.gram(np.ones(self.n))
 
     def log_prior(self, k: int) -> float:
         """``log p(gamma)`` of one vector with ``k`` ones: ``log Be(k + a, n - k + b) -
@@ -283,11 +283,39 @@ class KernelCoefficients(Block):
         eta, g = self._precisions(params.stats)
         gram = self._gram if self.fixed_weights else _Gram(self.design, likelihood.weights)
         prior = _KernelPrior(self.kernel, eta, g)
-        inclusion = params.inclusion
-        order = [0, *(np.flatnonzero(inclusion) + 1).tolist()]
+        order = self._order(params.inclusion)
+        key = (tuple(order), eta, g)
+        precision_factor = self._precision_factor[1] if self._precision_factor[0] == key else None
+        if not self.fixed_weights:
+            precision_factor = None
         return CollapsedGaussian.from_matrices(
-            _Sum(gram, prior), prior, _Linear(self.design, likelihood.response), order
+            _Sum(gram, prior),
+            prior,
+            _Linear(self.design, likelihood.response),
+            order,
+            factors=(precision_factor, self._prior_factor(order, eta, g)),
         )
+
+    def _order(self, inclusion: np.ndarray) -> list[int]:
+        """The columns of ``[1, K]`` in use, in the order of the kept ``chol(K_AA)`` when the
+        active set is the last one's (a jump appends the vectors it adds).
+        """
+        order = [0, *(np.flatnonzero(inclusion) + 1).tolist()]
+        kept = self._kernel_factor[0]
+        return list(kept) if len(kept) == len(order) and set(kept) == set(order) else order
+
+    def _prior_factor(self, order: list, eta: float, g: float) -> np.ndarray:
+        """``chol(diag(eta, g K_AA)) = diag(sqrt(eta), sqrt(g) chol(K_AA))``, from the kept
+        ``chol(K_AA)`` when the active set is the last one's.
+        """
+        key, kernel_factor = self._kernel_factor
+        if key != tuple(order):
+            active = np.asarray(order[1:]) - 1
+            kernel_factor = cholesky_lower(self.kernel[np.ix_(active, active)])
+        factor = np.zeros((len(order), len(order)))
+        factor[0, 0] = np.sqrt(eta)
+        factor[1:, 1:] = np.sqrt(g) * kernel_factor
+        return factor
 
     def jump(self, params: Drawn, rng, moves: int | None = None) -> KernelStats:
         """``moves`` birth / death / swap proposals (default :attr:`moves`), then
@@ -305,7 +333,9 @@ class KernelCoefficients(Block):
             accepted += took
         theta = collapsed.draw(rng)
         g = collapsed.prior.matrix.g
-        whitened = (collapsed.prior.factor.T @ theta)[1:] / np.sqrt(g)  # L^T beta_gamma
+        kernel_factor = collapsed.prior.factor[1:, 1:] / np.sqrt(g)
+        self._kernel_factor = (tuple(collapsed.order), kernel_factor)
+        whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
         active = np.asarray(collapsed.order[1:]) - 1
         return self._at_active(active, theta, whitened, accepted / max(moves, 1))
 
@@ -324,20 +354,22 @@ class KernelCoefficients(Block):
         f = theta[0] + self.kernel[:, active] @ theta[1:]
         return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True, accepted)
 
-    def marginal(self, stats) -> tuple[np.ndarray, np.ndarray]:
-        """Holmes-Held's ``(C, L)``: the active design and the factor of ``P = C^T C +
-        diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update.
+    def marginal(self, stats) -> tuple[np.ndarray, Callable]:
+        """Holmes-Held's ``(C, P^-1)``: the active design and a solve with ``P = C^T C +
+        diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update;
+        with every vector active, ``C = [1, Psi]`` and ``P`` is an arrowhead (``O(n^2)``).
         """
         theta = stats[self.name]
         eta, g = self._precisions(stats)
         if theta.inclusion is None:
             prior = np.concatenate([[eta], np.full(self.n, g)])
-            precision = self.feature_gram.copy()
-            precision.flat[:: self.n + 2] += prior
-            return self.all_active.design.matrix, cholesky_lower(precision)
-        order = np.concatenate([[0], np.flatnonzero(theta.inclusion) + 1])
+            design = self.all_active.design
+            return design.matrix, design.gaussian(np.ones(self.n), prior).solve
+        order = np.asarray(self._order(theta.inclusion))
         precision = _Sum(self._gram, _KernelPrior(self.kernel, eta, g))
-        return self.design[:, order], cholesky_lower(precision[np.ix_(order, order)])
+        factor = cholesky_lower(precision[np.ix_(order, order)])
+        self._precision_factor = ((tuple(order.tolist()), eta, g), factor)
+        return self.design[:, order], partial(cholesky_solve, factor)
 
     def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
         """``u``, ``beta`` (zero where inactive) and ``gamma``."""

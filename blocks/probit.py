@@ -17,7 +17,8 @@ likelihood is Gaussian in ``f`` with unit weights, so the coefficient block read
   Park 2008: nothing reads the coefficients between).
 * VB: ``q(s_i) = N(E f_i, 1)`` truncated to ``y_i s_i > 0``, with mean ``E f_i + y_i
   phi(E f_i) / Phi(y_i E f_i)``; the block's bound term is ``sum_i log Phi(y_i E f_i) - Var
-  f_i / 2`` (``E log p(y, s | f) - E log q(s)``; Consonni & Marin 2007 section 2).
+  f_i / 2`` right after its update (``E log p(y, s | f) - E log q(s)``; Consonni & Marin
+  2007 section 2).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri_exp
 
 from bayesvm.blocks.base import Block
-from bayesvm.linalg import triangular_solve
 
 __all__ = ["ProbitAugmentation", "ProbitStats", "truncated_normal"]
 
@@ -67,7 +67,7 @@ class ProbitAugmentation(Block):
     coefficients : str
         Name of the coefficient block whose ``f_mean`` / ``f_var`` the block reads.
     marginal : callable, optional
-        ``marginal(stats) -> (C, L)``: the active design and the lower Cholesky factor of
+        ``marginal(stats) -> (C, solve)``: the active design and ``solve(R) = P^-1 R`` for
         ``P = C^T C + prior precision`` at the other blocks' current values. Given, Gibbs
         draws ``s`` with the coefficients integrated out (Holmes-Held); otherwise given them.
     """
@@ -83,11 +83,11 @@ class ProbitAugmentation(Block):
 
     # -- conditional ------------------------------------------------------------------------
     def conditional(self, stats):
-        """Gibbs with ``marginal``: ``(C, L, current s)``; otherwise ``(E f, Var f)``."""
+        """Gibbs with ``marginal``: ``(C, solve, current s)``; otherwise ``(E f, Var f)``."""
         previous = stats.get(self.name)
         if self.marginal is not None and previous is not None and previous.drawn:
-            design, factor = self.marginal(stats)
-            return design, factor, previous.response
+            design, solve = self.marginal(stats)
+            return design, solve, previous.response
         coefficients = stats[self.coefficients]
         return coefficients.f_mean, coefficients.f_var
 
@@ -108,13 +108,12 @@ class ProbitAugmentation(Block):
             return self._stats(truncated_normal(params[0], 1.0, self.y, log_uniform), True)
         return self._stats(self._holmes_held(*params, log_uniform), True)
 
-    def _holmes_held(self, design, factor, s, log_uniform) -> np.ndarray:
+    def _holmes_held(self, design, solve, s, log_uniform) -> np.ndarray:
         """One sweep of Holmes-Held's ``s_i | s_-i, y`` (module docstring)."""
-        half = triangular_solve(factor, design.T)  # L^-1 C^T
-        leverage = np.einsum("ij,ij->j", half, half)
+        solved = np.ascontiguousarray(solve(np.asfortranarray(design.T)).T)  # S^T = C P^-1
+        leverage = np.einsum("ij,ij->i", design, solved)
         weight = leverage / (1.0 - leverage)
         sd = np.sqrt(1.0 + weight)
-        solved = np.ascontiguousarray(triangular_solve(factor, half, transpose=True).T)  # S^T
         s = s.copy()
         combined = solved.T @ s  # B = S s
         y = self.y
@@ -139,9 +138,18 @@ class ProbitAugmentation(Block):
         return self._stats(f_mean + self.y * ratio, False)
 
     def bound_term(self, params, stats) -> float:
-        """``sum_i log Phi(y_i E f_i) - Var f_i / 2`` (module docstring)."""
-        f_mean, f_var = params
-        return float(np.sum(log_ndtr(self.y * f_mean)) - 0.5 * np.sum(f_var))
+        """``E log p(y, s | f) - E log q(s)``: with ``q(s_i)`` located at ``l_i`` and the
+        coefficients' current ``E f_i = m_i``, ``Var f_i = v_i``, ``sum_i log Phi(y_i l_i) -
+        (2 (l_i - m_i)(E s_i - l_i) + (l_i - m_i)^2 + v_i) / 2``; ``log Phi(y_i m_i) - v_i / 2``
+        right after this block's update (module docstring).
+        """
+        location = params[0]
+        coefficients = stats[self.coefficients]
+        shift = location - coefficients.f_mean
+        spread = 2.0 * shift * (stats[self.name].response - location) + shift**2
+        return float(
+            np.sum(log_ndtr(self.y * location)) - 0.5 * np.sum(spread + coefficients.f_var)
+        )
 
     def variational(self, params) -> dict:
         """The location ``E f_i`` of every ``q(s_i)``."""

@@ -6,6 +6,11 @@ Every backend needs, at each iteration, the Gaussian over ``theta = (beta, u)`` 
 ``P^-1 r``, a draw, ``log |P|``, ``dg(Sigma)`` and ``dg(C Sigma C^T)``. Two structures:
 
 * :class:`DenseDesign` -- ``C`` as one matrix; ``P`` by Cholesky, ``O(n K^2 + K^3)``.
+* :class:`FeatureDesign` -- ``C = [1, Psi]`` with orthogonal columns ``Psi`` (a kernel's
+  eigenfeatures, ``Psi^T Psi = Lambda``). With unit weights (the probit's) ``P`` is an
+  arrowhead, ``[[n + p_0, c^T], [c, D]]`` with ``c = Psi^T 1`` and ``D = Lambda + diag(p)``, so
+  every operation is ``O(n K)`` through the Schur complement ``s = n + p_0 - c^T D^-1 c``;
+  other weights fall back to the dense Cholesky.
 * :class:`GroupedDesign` -- ``Z`` the ``n x m`` indicator of a random intercept. The ``u``-block
   of ``P`` is diagonal, ``D = diag(sum_{i in g} w_i + prior_g)``, so ``P`` is handled through
   the Schur complement ``S = A - B D^-1 B^T`` (``A = X^T W X + prior``, ``B = X^T W Z``):
@@ -19,7 +24,14 @@ import numpy as np
 
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky, triangular_solve
 
-__all__ = ["DenseDesign", "GroupedDesign", "DenseGaussian", "GroupedGaussian"]
+__all__ = [
+    "DenseDesign",
+    "FeatureDesign",
+    "GroupedDesign",
+    "DenseGaussian",
+    "ArrowheadGaussian",
+    "GroupedGaussian",
+]
 
 
 class DenseDesign:
@@ -130,6 +142,93 @@ class DenseGaussian:
     def precision(self) -> np.ndarray:
         """``P``."""
         return self.precision_matrix
+
+
+class FeatureDesign(DenseDesign):
+    """``C = [1, Psi]`` with ``Psi^T Psi`` diagonal (module docstring)."""
+
+    def __init__(self, features: np.ndarray):
+        super().__init__(np.ones((features.shape[0], 1)), features)
+        self.squares = np.einsum("ij,ij->j", features, features)  # dg(Psi^T Psi)
+        self.sums = features.sum(axis=0)  # c = Psi^T 1
+
+    def gaussian(
+        self, weights: np.ndarray, prior_precision: np.ndarray, extra: np.ndarray | None = None
+    ) -> DenseGaussian | ArrowheadGaussian:
+        """The arrowhead Gaussian with unit weights, else the dense one."""
+        if extra is None and np.all(weights == 1.0):
+            return ArrowheadGaussian(self, prior_precision)
+        return DenseGaussian(self, weights, prior_precision, extra)
+
+
+class ArrowheadGaussian:
+    """Gaussian with precision ``P = [[n + p_0, c^T], [c, D]]`` (:class:`FeatureDesign`, unit
+    weights), ``D`` diagonal: ``O(n K)`` through the Schur complement ``s = n + p_0 - c^T
+    D^-1 c``. With ``a = D^-1 c``: ``P^-1 = [[1/s, -a^T/s], [-a/s, D^-1 + a a^T / s]]``, and
+    ``P = L L^T`` in the order ``(b, u)`` with ``L = [[D^1/2, 0], [c^T D^-1/2, s^1/2]]``.
+    """
+
+    def __init__(self, design: FeatureDesign, prior_precision: np.ndarray):
+        self.design = design
+        n = design.matrix.shape[0]
+        self.prior = np.asarray(prior_precision, dtype=float)
+        self.diagonal = design.squares + self.prior[1:]  # D
+        self.sums = design.sums
+        self.ratio = self.sums / self.diagonal  # a = D^-1 c
+        self.schur = n + self.prior[0] - float(self.sums @ self.ratio)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``P^-1 rhs`` for ``rhs`` of shape ``(K,)`` or ``(K, m)``."""
+        first, rest = rhs[0], rhs[1:]
+        offset = (first - self.ratio @ rest) / self.schur  # a scalar, or one per column
+        diagonal = self.diagonal if rhs.ndim == 1 else self.diagonal[:, None]
+        weights = (rest - np.multiply.outer(self.sums, offset)) / diagonal
+        return np.vstack([offset, weights]) if rhs.ndim > 1 else np.append(offset, weights)
+
+    def draw(self, mean: np.ndarray, rng: np.random.Generator, size: int | None = None):
+        """Draws from ``N(mean, P^-1)`` by ``L^T x = z`` (class docstring)."""
+        k = mean.shape[0]
+        z = rng.standard_normal(k if size is None else (size, k))
+        offset = z[..., :1] / np.sqrt(self.schur)
+        root = np.sqrt(self.diagonal)
+        weights = (z[..., 1:] - (self.sums / root) * offset) / root
+        return mean + np.concatenate([offset, weights], axis=-1)
+
+    def log_det_precision(self) -> float:
+        """``log |P| = sum log D + log s``."""
+        return float(np.sum(np.log(self.diagonal)) + np.log(self.schur))
+
+    def coefficient_variance(self) -> np.ndarray:
+        """``dg(P^-1)``: ``1/s``, and ``1/D_j + a_j^2 / s``."""
+        return np.concatenate(
+            [[1.0 / self.schur], 1.0 / self.diagonal + self.ratio**2 / self.schur]
+        )
+
+    def predictor_variance(self) -> np.ndarray:
+        """``dg(C P^-1 C^T)_i = (1 - a^T psi_i)^2 / s + sum_j psi_ij^2 / D_j``."""
+        features = self.design.matrix[:, 1:]
+        return (1.0 - features @ self.ratio) ** 2 / self.schur + (features**2) @ (
+            1.0 / self.diagonal
+        )
+
+    def covariance(self) -> np.ndarray:
+        """``P^-1`` (for storage)."""
+        k = self.diagonal.shape[0] + 1
+        covariance = np.empty((k, k))
+        covariance[0, 0] = 1.0 / self.schur
+        covariance[0, 1:] = covariance[1:, 0] = -self.ratio / self.schur
+        covariance[1:, 1:] = np.outer(self.ratio, self.ratio) / self.schur
+        covariance[1:, 1:][np.diag_indices(k - 1)] += 1.0 / self.diagonal
+        return covariance
+
+    def precision(self) -> np.ndarray:
+        """``P``."""
+        k = self.diagonal.shape[0] + 1
+        precision = np.zeros((k, k))
+        precision[0, 0] = self.design.matrix.shape[0] + self.prior[0]
+        precision[0, 1:] = precision[1:, 0] = self.sums
+        precision[1:, 1:][np.diag_indices(k - 1)] = self.diagonal
+        return precision
 
 
 class GroupedDesign:

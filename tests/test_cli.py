@@ -82,6 +82,24 @@ def test_fit_spikeslab_by_reversible_jump_stores_the_inclusion_indicators(csv_pa
     assert {"n_active", "accept_rate"} <= set(idata.sample_stats.data_vars)
 
 
+def test_fit_kernel_by_reversible_jump_thins_and_counts_active_vectors(csv_path, tmp_path, capsys):
+    out = tmp_path / "kernel.nc"
+    argv = ["fit", str(csv_path), "--target", "label", "--model", "kernel", "--k-max", "20"]
+    chains = ["--method", "rj", "--draws", "30", "--tune", "20", "--thin", "2", "--chains", "1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 80 sweeps: not converged, and said so
+        assert cli.main([*argv, *chains, "--seed", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "beta, gamma: 60 training points" in printed and "not to be trusted" in printed
+    idata = az.from_netcdf(out)
+    assert idata.posterior["gamma"].dims == ("chain", "draw", "vector")
+    assert idata.posterior.sizes["draw"] == 30
+    assert float(idata.sample_stats["n_active"].max()) <= 20
+    assert cli.main([*argv, "--likelihood", "hinge", "--out", str(tmp_path / "vb.nc")]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["fit", str(csv_path), "--target", "label", "--k-max", "3", "--out", "x.nc"])
+
+
 def test_fit_missing_imputes_empty_cells_and_other_models_point_to_it(csv_path, tmp_path, capsys):
     frame = pd.read_csv(csv_path)
     frame.loc[[2, 5, 11], "b"] = np.nan
