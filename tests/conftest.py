@@ -7,7 +7,7 @@ warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from scipy.stats import norm  # noqa: E402
+from scipy.stats import chisquare, norm  # noqa: E402
 
 import bayesvm  # noqa: E402
 
@@ -31,6 +31,20 @@ def separable(n_samples: int, n_features: int, seed: int):
     return X[keep], np.where(score[keep] > 0, 1, -1)
 
 
+def goodness_of_fit(states: np.ndarray, probabilities: np.ndarray) -> float:
+    """Chi-square p-value of independent draws of model indices against ``probabilities``;
+    models expected fewer than 5 times are pooled into one cell.
+    """
+    observed = np.bincount(states, minlength=probabilities.shape[0])
+    expected = probabilities * states.shape[0]
+    rare = expected < 5.0
+    observed = np.r_[observed[~rare], observed[rare].sum()]
+    expected = np.r_[expected[~rare], expected[rare].sum()]
+    if expected[-1] == 0.0:
+        observed, expected = observed[:-1], expected[:-1]
+    return float(chisquare(observed, expected).pvalue)
+
+
 @pytest.fixture
 def small_data():
     return simulate_logistic(60, 3, seed=3)
@@ -44,7 +58,7 @@ RHAT_MAX = 1.01
 def _comparable(idata, var_names=None):
     posterior = idata.posterior if var_names is None else idata.posterior[list(var_names)]
     posterior = posterior.copy()
-    for name in ("sigma2_u", "nu", "alpha", "tau"):
+    for name in ("sigma2_u", "nu", "alpha", "tau", "g", "eta"):
         if name in posterior:
             posterior[f"log_{name}"] = np.log(posterior[name])
             posterior = posterior.drop_vars(name)

@@ -15,13 +15,14 @@ import itertools
 import numpy as np
 import pytest
 from scipy.special import betaln, expit, logsumexp
-from scipy.stats import chisquare
 
 from bayesvm.blocks import LikelihoodStats
 from bayesvm.blocks.active_set import CollapsedGaussian
 from bayesvm.models import SpikeSlabSVM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
 from bayesvm.samplers.model_search import DEFAULT_JUMPS, JumpSettings, gibbs_sweep, jump
+
+from conftest import goodness_of_fit
 
 # Chi-square tests reject at this level; with the seeds fixed the tests are deterministic.
 LEVEL = 1e-3
@@ -87,20 +88,6 @@ def bernoulli_prior(rho: float):
 def beta_bernoulli_prior(a: float, b: float):
     """``log p(gamma)`` of Zhang et al.'s Beta-Bernoulli prior (eq. 10) with ``k`` ones."""
     return lambda k, m: betaln(a + k, b + m - k) - betaln(a, b)
-
-
-def goodness_of_fit(states: np.ndarray, probabilities: np.ndarray) -> float:
-    """Chi-square p-value of independent draws of model indices against ``probabilities``;
-    models expected fewer than 5 times are pooled into one cell.
-    """
-    observed = np.bincount(states, minlength=probabilities.shape[0])
-    expected = probabilities * states.shape[0]
-    rare = expected < 5.0
-    observed = np.r_[observed[~rare], observed[rare].sum()]
-    expected = np.r_[expected[~rare], expected[rare].sum()]
-    if expected[-1] == 0.0:
-        observed, expected = observed[:-1], expected[:-1]
-    return float(chisquare(observed, expected).pvalue)
 
 
 def stationary_starts(probabilities: np.ndarray, seed: int) -> np.ndarray:

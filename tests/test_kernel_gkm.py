@@ -1,0 +1,523 @@
+"""KernelGKM (Zhang, Dai, Wang & Jordan 2010) against its exact posterior and across drivers.
+
+* Reversible jump (FBGKM, section 3.2) with ``g`` and ``eta`` fixed visits every active set
+  with its exact posterior probability, computed by enumerating the ``2^n`` sets of a problem
+  with ``n = 6`` points (:mod:`gkm_exact`); inclusion probabilities and the model-averaged
+  predictive (section 3.3) agree within Monte Carlo error.
+* BGKM (every vector active) by Gibbs and by NUTS agree within Monte Carlo error, for the
+  probit and the hinge likelihoods.
+* VB's bound never decreases, and its predictive is close to Gibbs's.
+* The probit's Holmes-Held update of ``s`` alone leaves its exact conditional invariant,
+  fixed precisions stay fixed, and bad input is refused.
+
+Chi-square tests reject at :data:`LEVEL`; comparisons of several statistics are z-tests on
+their Monte Carlo standard errors, Bonferroni-corrected to the family-wise level
+:data:`conftest.FAMILY_LEVEL`. Every seed is fixed, so each test is deterministic.
+"""
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy.special import ndtr
+from scipy.stats import norm
+
+import bayesvm
+from bayesvm.blocks.kernel import KernelStats
+from bayesvm.models import KernelGKM
+
+from conftest import FAMILY_LEVEL, assert_fits_agree, goodness_of_fit
+from gkm_exact import ExactGKM, marginal_covariance, orthant_probability
+
+#: Chi-square goodness-of-fit tests reject at this level (as tests/test_model_search.py).
+LEVEL = 1e-3
+#: ``g`` and ``eta`` of the exact comparisons: a weak g-prior, so that the labels move the
+#: posterior away from the prior (total variation 0.17 between them on the problem below).
+G, ETA = 0.5, 1.0
+
+
+def six_points():
+    """Six points in the plane, labelled by a noisy sign of the first coordinate."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((6, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(6) > 0, 1, -1)
+    return X, y
+
+
+X6, Y6 = six_points()
+TEST_POINTS = np.array([[0.0, 0.0], [1.0, 0.5], [-1.5, 1.0]])
+
+
+def fixed_model(k_max: int) -> KernelGKM:
+    return KernelGKM.from_arrays(X6, Y6, g=G, eta=ETA, k_max=k_max)
+
+
+@pytest.fixture(scope="module")
+def exact():
+    """``k_max -> ExactGKM`` of the six-point problem, computed once per module."""
+    cache = {}
+
+    def get(k_max: int) -> ExactGKM:
+        if k_max not in cache:
+            model = fixed_model(k_max)
+            cache[k_max] = ExactGKM(model.kernel_matrix, model.y, G, ETA, k_max)
+        return cache[k_max]
+
+    return get
+
+
+# -- the reference itself ---------------------------------------------------------------------
+def test_orthant_probabilities_match_closed_forms():
+    """Sheppard's ``1/4 + asin(r) / (2 pi)`` in two dimensions and ``1/8 + sum asin(r_ij) / (4
+    pi)`` in three, to the integration tolerance.
+    """
+    rng = np.random.default_rng(0)
+    for dimension in (2, 3):
+        factor = rng.standard_normal((dimension, dimension))
+        covariance = factor @ factor.T + np.eye(dimension)
+        sd = np.sqrt(np.diag(covariance))
+        correlation = covariance / np.outer(sd, sd)
+        upper = np.triu_indices(dimension, 1)
+        expected = 0.5**dimension + np.arcsin(correlation[upper]).sum() / (
+            2 ** (dimension - 1) * np.pi
+        )
+        assert orthant_probability(covariance) == pytest.approx(expected, abs=1e-6)
+
+
+def test_exact_likelihood_matches_a_simulation_of_the_hierarchy(exact):
+    """``p(y | gamma)`` from eq. (8) equals the share of simulations of section 3.1's
+    hierarchy (``u``, ``beta_gamma``, ``eps`` drawn, ``y = sign(s)``) that reproduce the labels.
+    """
+    reference = exact(6)
+    kernel, y = reference.kernel, reference.y
+    rng = np.random.default_rng(1)
+    n_simulations = 400_000
+    gammas = reference.models[[0, 21, 63]]  # none, three and all six vectors active
+    z_scores = []
+    for gamma in gammas:
+        active = np.flatnonzero(gamma)
+        u = rng.standard_normal(n_simulations) / np.sqrt(ETA)
+        s = u[:, None] + rng.standard_normal((n_simulations, 6))
+        if active.size:
+            covariance = np.linalg.inv(G * kernel[np.ix_(active, active)])
+            beta = rng.multivariate_normal(np.zeros(active.size), covariance, n_simulations)
+            s += beta @ kernel[:, active].T
+        share = np.mean(np.all(y * s > 0, axis=1))
+        probability = reference.likelihoods[reference.index(gamma)[0]]
+        z_scores.append(
+            (share - probability) / np.sqrt(probability * (1 - probability) / n_simulations)
+        )
+    assert np.all(np.abs(z_scores) < norm.isf(FAMILY_LEVEL / 2 / len(gammas))), z_scores
+
+
+def test_the_exact_posterior_spreads_its_mass(exact):
+    """The RJ tests are only as strong as ``p(gamma | y)`` is spread and unlike the prior."""
+    for k_max in (6, 3):
+        reference = exact(k_max)
+        probabilities = reference.probabilities
+        assert probabilities.sum() == pytest.approx(1.0)
+        assert probabilities.max() < 0.2
+        assert np.sum(probabilities > 0.005) >= 30
+        total_variation = 0.5 * np.abs(probabilities - np.exp(reference.log_prior)).sum()
+        assert total_variation > 0.1
+        assert reference.model_size_distribution().shape == (k_max + 1,)
+
+
+# -- reversible jump against the exact posterior ----------------------------------------------
+#: ``(draws per chain, thin)`` of the default and the slow runs; four chains each. Measured on
+#: single chains of 30,000 sweeps, the integrated autocorrelation time of the model size is
+#: 26 sweeps (k_max = 6) and 12 (k_max = 3), that of the models' indicators at most 11, and
+#: their largest autocorrelation 0.16 at lag 10, 0.05 at lag 25 and 0.01-0.02 at lag 60:
+#: 60 and 80 sweeps apart the kept draws are independent to within what the tests can see
+#: (checked in each test; a residual autocorrelation of 0.02 would inflate the chi-square's
+#: variance by about 4%).
+RJ_RUNS = {"quick": (150, 60), "long": (1000, 80)}
+
+
+@pytest.fixture(scope="module")
+def rj_fits():
+    """``(k_max, run) -> Fit`` of reversible jump on the six-point problem."""
+    cache = {}
+
+    def get(k_max: int, run: str):
+        if (k_max, run) not in cache:
+            draws, thin = RJ_RUNS[run]
+            cache[k_max, run] = bayesvm.fit(
+                fixed_model(k_max),
+                method="rj",
+                draws=draws,
+                tune=500,
+                thin=thin,
+                chains=4,
+                seed=11,
+                progressbar=False,
+            )
+        return cache[k_max, run]
+
+    return get
+
+
+def model_indices(fit, reference: ExactGKM) -> np.ndarray:
+    """Row of ``reference.models`` of each kept draw, shape ``(chain, draw)``."""
+    gamma = fit.idata.posterior["gamma"].to_numpy()
+    return reference.index(gamma.reshape(-1, gamma.shape[-1])).reshape(gamma.shape[:2])
+
+
+#: Series whose lag-1 autocorrelation is tested need this many expected ones among the kept
+#: draws: below it, the autocorrelation of a rare indicator is far from normal (one pair of
+#: consecutive visits to a model seen 8 times in 600 draws gives 0.12).
+MIN_EXPECTED = 50
+
+
+def assert_draws_independent(series: np.ndarray):
+    """Kept draws are independent enough for a chi-square test: for each series (``(chain,
+    draw, series)``) the lag-1 autocorrelation, pooled over chains, is within the
+    Bonferroni-corrected ``FAMILY_LEVEL`` band of zero (under independence it is about ``N(0,
+    1/N)``), and its effective sample size is at least half ``N``.
+    """
+    chains, draws, count = series.shape
+    centred = series - series.mean(axis=(0, 1))
+    lag1 = np.sum(centred[:, 1:] * centred[:, :-1], axis=(0, 1)) / np.sum(centred**2, axis=(0, 1))
+    critical = norm.isf(FAMILY_LEVEL / 2 / count) / np.sqrt(chains * (draws - 1))
+    assert np.all(np.abs(lag1) < critical), (lag1, critical)
+    ess = np.array([float(az.ess(series[..., j], method="mean")) for j in range(count)])
+    assert ess.min() > 0.5 * chains * draws, ess
+
+
+@pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("k_max", [6, 3])
+def test_rj_visits_each_active_set_with_its_exact_probability(exact, rj_fits, k_max, run):
+    """Chi-square goodness of fit of the kept active sets to ``p(gamma | y)`` over every set with
+    ``n_gamma <= k_max`` (64 or 42), at level :data:`LEVEL`, after checking that the kept draws
+    are effectively independent (lag-1 autocorrelation and ESS of the indicators of the models
+    expected at least :data:`MIN_EXPECTED` times, of each ``gamma_j`` and of ``n_gamma``); no
+    draw exceeds ``k_max``.
+    """
+    reference, fit = exact(k_max), rj_fits(k_max, run)
+    indices = model_indices(fit, reference)
+    assert fit.idata.sample_stats["n_active"].max() <= k_max
+    frequent = np.flatnonzero(reference.probabilities * indices.size >= MIN_EXPECTED)
+    series = np.concatenate(
+        [
+            (indices[..., None] == frequent).astype(float),
+            fit.idata.posterior["gamma"].to_numpy(),
+            fit.idata.sample_stats["n_active"].to_numpy()[..., None],
+        ],
+        axis=-1,
+    )
+    assert_draws_independent(series)
+    assert goodness_of_fit(indices.ravel(), reference.probabilities) > LEVEL
+
+
+@pytest.mark.slow
+def test_the_chi_square_test_detects_a_slightly_wrong_target(exact, rj_fits):
+    """The long run's draws reject the posterior of ``g = 2 G`` at :data:`LEVEL` (the test's
+    power; p = 6e-5 with seed 11).
+    """
+    reference = exact(6)
+    wrong = ExactGKM(reference.kernel, reference.y, 2 * G, ETA, 6)
+    indices = model_indices(rj_fits(6, "long"), reference).ravel()
+    assert goodness_of_fit(indices, wrong.probabilities) < LEVEL
+
+
+def z_scores(draws: np.ndarray, exact_values: np.ndarray) -> np.ndarray:
+    """``(Monte Carlo mean - exact) / MCSE`` of each column of ``draws`` (``(chain, draw,
+    k)``), the MCSE from ArviZ's effective sample size.
+    """
+    means = draws.mean(axis=(0, 1))
+    errors = np.concatenate(
+        [np.ravel(az.mcse(draws[..., j], method="mean")) for j in range(draws.shape[-1])]
+    )
+    return (means - exact_values) / errors
+
+
+@pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("k_max", [6, 3])
+def test_rj_inclusion_probabilities_are_exact(exact, rj_fits, k_max, run):
+    """Each ``p(gamma_j = 1 | y)`` and each ``p(n_gamma = k | y)`` within Monte Carlo error."""
+    reference, fit = exact(k_max), rj_fits(k_max, run)
+    gamma = fit.idata.posterior["gamma"].to_numpy()
+    sizes = fit.idata.sample_stats["n_active"].to_numpy()
+    size_indicators = (sizes[..., None] == np.arange(k_max + 1)).astype(float)
+    z = np.concatenate(
+        [
+            z_scores(gamma, reference.inclusion_probabilities()),
+            z_scores(size_indicators, reference.model_size_distribution()),
+        ]
+    )
+    assert np.all(np.abs(z) < norm.isf(FAMILY_LEVEL / 2 / z.size)), z
+
+
+@pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("k_max", [6, 3])
+def test_rj_predictive_is_the_exact_model_average(exact, rj_fits, k_max, run):
+    """``fit.predict_proba`` at three new points is the mean of ``Phi(u + k*' beta)`` over the
+    kept draws (section 3.3), and equals the exact ``sum_gamma p(gamma | y) P(y* = +1 | y,
+    gamma)`` within Monte Carlo error.
+    """
+    reference, fit = exact(k_max), rj_fits(k_max, run)
+    model = fit.model
+    posterior = fit.idata.posterior
+    kernel_rows = model.kernel_between(TEST_POINTS)
+    f = posterior["intercept"].to_numpy()[..., None] + posterior["beta"].to_numpy() @ kernel_rows.T
+    per_draw = ndtr(f)
+    total = per_draw.shape[0] * per_draw.shape[1]
+    predicted = fit.predict_proba(TEST_POINTS, max_draws=total)[:, 1]
+    np.testing.assert_allclose(predicted, per_draw.mean(axis=(0, 1)), rtol=1e-12)
+    z = z_scores(per_draw, reference.predictive(kernel_rows))
+    assert np.all(np.abs(z) < norm.isf(FAMILY_LEVEL / 2 / z.size)), z
+
+
+# -- the probit's update of s alone -----------------------------------------------------------
+def truncated_draws(covariance: np.ndarray, y: np.ndarray, size: int, rng) -> np.ndarray:
+    """Independent draws of ``N(0, covariance)`` truncated to ``y_i s_i > 0``, by rejection."""
+    kept = []
+    factor = np.linalg.cholesky(covariance)
+    while sum(part.shape[0] for part in kept) < size:
+        s = rng.standard_normal((50 * size, y.shape[0])) @ factor.T
+        kept.append(s[np.all(y * s > 0, axis=1)])
+    return np.concatenate(kept)[:size]
+
+
+def holmes_held_sweeps(model: KernelGKM, gamma: np.ndarray, starts: np.ndarray, rng) -> np.ndarray:
+    """One Holmes-Held sweep of ``s`` from each start, with ``gamma`` (and the fixed ``g``,
+    ``eta``) held: the model's own probit block, reading the active factor from its
+    coefficient block as a sweep does.
+    """
+    blocks = {block.name: block for block in model.blocks}
+    stats = {name: blocks[name].stats for name in ("eta_prior", "g_prior")}
+    n = model.n_samples
+    stats["theta"] = KernelStats(
+        np.zeros(n + 1), np.zeros(n + 1), np.zeros(n), 0.0, None, gamma.astype(float), None, True
+    )
+    design, factor = model.coefficients.marginal(stats)
+    probit = blocks["probit"]
+    return np.array([probit.sample((design, factor, s), rng).response for s in starts])
+
+
+def two_sample_z(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """z-scores of the differences of the means of each column of two independent samples."""
+    error = np.sqrt(first.var(axis=0) / first.shape[0] + second.var(axis=0) / second.shape[0])
+    return (first.mean(axis=0) - second.mean(axis=0)) / error
+
+
+@pytest.mark.parametrize("likelihood_g", [G, 4 * G], ids=["exact", "wrong-g"])
+def test_holmes_held_update_of_s_leaves_its_target_invariant(likelihood_g):
+    """Given ``gamma``, ``g`` and ``eta``, ``s`` has the target ``N(0, Q_gamma)`` truncated to
+    ``y_i s_i > 0`` (eq. 8). Started at 10,000 exact draws of it, one sweep must return draws
+    of it again: the means of ``s_i`` and ``s_i^2`` agree with 10,000 fresh exact draws
+    (Bonferroni z-tests at FAMILY_LEVEL). Run with the model's ``g`` four times too large, the
+    same test rejects: it has the power to see a wrong conditional.
+    """
+    gamma = np.array([1, 0, 1, 0, 0, 1])
+    target = marginal_covariance(
+        fixed_model(6).kernel_matrix, fixed_model(6).kernel_matrix, np.flatnonzero(gamma), G, ETA
+    )
+    rng = np.random.default_rng(21)
+    starts = truncated_draws(target, Y6, 10_000, rng)
+    fresh = truncated_draws(target, Y6, 10_000, rng)
+    model = KernelGKM.from_arrays(X6, Y6, g=likelihood_g, eta=ETA)
+    swept = holmes_held_sweeps(model, gamma, starts, rng)
+    assert np.mean(np.abs(swept - starts) > 1e-12) == 1.0  # every s_i moved
+    z = np.concatenate([two_sample_z(swept, fresh), two_sample_z(swept**2, fresh**2)])
+    critical = norm.isf(FAMILY_LEVEL / 2 / z.size)
+    if likelihood_g == G:
+        assert np.all(np.abs(z) < critical), z
+    else:
+        assert np.abs(z).max() > critical, z
+
+
+# -- BGKM: Gibbs against NUTS -----------------------------------------------------------------
+def twenty_points():
+    """Twenty points in the plane with a curved boundary and label noise."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((20, 2))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.standard_normal(20) > 0, 1, -1)
+    return X, y
+
+
+X20, Y20 = twenty_points()
+#: Training points whose ``f`` is compared, and the vectors whose weight ``beta_j`` is.
+CHECKED = [0, 7, 14]
+
+
+def with_function_values(fit):
+    """Add ``f = u + K beta`` at the :data:`CHECKED` training points to the posterior."""
+    posterior = fit.idata.posterior
+    rows = fit.model.kernel_matrix[CHECKED]
+    f = posterior["intercept"].to_numpy()[..., None] + posterior["beta"].to_numpy() @ rows.T
+    posterior["f"] = (("chain", "draw", "checked_point"), f)
+    posterior["beta_checked"] = (
+        ("chain", "draw", "checked_vector"),
+        posterior["beta"].to_numpy()[..., CHECKED],
+    )
+    return fit
+
+
+#: Default: ``g`` and ``eta`` fixed (both samplers mix fast). Slow: learned under section 4's
+#: priors, where ``g`` mixes slowly (ESS about 1 in 30 Gibbs sweeps, 1 in 20 NUTS draws).
+BGKM_RUNS = {
+    "quick": (
+        {"g": G, "eta": ETA},
+        {"chains": 4, "draws": 2000, "tune": 500},
+        {"chains": 4, "draws": 1000, "tune": 1000},
+    ),
+    "long": (
+        {},
+        {"chains": 4, "draws": 10_000, "tune": 1000},
+        {"chains": 4, "draws": 4000, "tune": 1000},
+    ),
+}
+
+
+@pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("likelihood", ["probit", "hinge"])
+def test_bgkm_gibbs_and_nuts_agree_within_monte_carlo_error(likelihood, run):
+    """Every vector active: the posterior means and sds of the intercept, ``f`` at three
+    training points, three weights ``beta_j`` and (learned) ``log g`` and ``log eta`` agree
+    (:func:`conftest.assert_fits_agree`: Bonferroni z-tests on the MCSEs at family level 1%,
+    ESS > 400, R-hat < 1.01, no divergence).
+    """
+    precisions, gibbs_settings, nuts_settings = BGKM_RUNS[run]
+    model = KernelGKM.from_arrays(X20, Y20, likelihood=likelihood, **precisions)
+    gibbs = bayesvm.fit(model, method="gibbs", thin=1, seed=3, progressbar=False, **gibbs_settings)
+    nuts = bayesvm.fit(model, method="nuts", seed=3, progressbar=False, **nuts_settings)
+    var_names = ["intercept", "f", "beta_checked"] + (["g", "eta"] if not precisions else [])
+    assert_fits_agree(with_function_values(gibbs), with_function_values(nuts), var_names)
+
+
+# -- VB ---------------------------------------------------------------------------------------
+#: A decrease of the bound larger than this share of its size is not round-off.
+BOUND_ROUNDOFF = 1e-12
+
+
+VB_PRECISIONS = {"learned": {}, "fixed": {"g": G, "eta": ETA}, "fixed-strong-g": {"g": 100.0}}
+
+
+@pytest.mark.parametrize("fixed", list(VB_PRECISIONS))
+@pytest.mark.parametrize("likelihood", ["probit", "hinge"])
+def test_vb_bound_never_decreases(likelihood, fixed):
+    """Every coordinate update of mean-field VB raises the bound (up to double round-off),
+    whether ``g`` and ``eta`` are learned or fixed (weak or strong g-prior).
+    """
+    precisions = VB_PRECISIONS[fixed]
+    fit = bayesvm.fit(
+        KernelGKM.from_arrays(X20, Y20, likelihood=likelihood, **precisions), method="vb"
+    )
+    trace = fit.lower_bound_trace
+    assert fit.converged
+    assert trace.size > 2 and np.all(np.isfinite(trace))
+    assert np.all(np.diff(trace) >= -BOUND_ROUNDOFF * np.abs(trace[:-1])), np.diff(trace).min()
+
+
+#: Largest gap allowed between VB's and Gibbs's ``p(y* = +1)``. Mean-field VB factorizes ``q(s)
+#: q(u, b)`` and so understates the spread of ``f``; its predictive ``Phi(E f / sqrt(1 + Var
+#: f))`` is then too confident, more so far from the data. A gap of 0.05 is a tenth of the
+#: range of a probability and ten times the Gibbs run's Monte Carlo error (about 0.005).
+VB_PREDICTIVE_GAP = 0.05
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["learned", "fixed"])
+def test_vb_predictive_is_close_to_gibbs(fixed):
+    """Probit BGKM: VB's ``p(y* = +1)`` at the training points and at three new points is
+    within :data:`VB_PREDICTIVE_GAP` of Gibbs's.
+    """
+    precisions = {"g": G, "eta": ETA} if fixed else {}
+    model = KernelGKM.from_arrays(X20, Y20, **precisions)
+    vb = bayesvm.fit(model, method="vb")
+    gibbs = bayesvm.fit(
+        model, method="gibbs", chains=2, draws=2000, tune=500, thin=1, seed=4, progressbar=False
+    )
+    points = np.vstack([X20, TEST_POINTS])
+    gap = vb.predict_proba(points)[:, 1] - gibbs.predict_proba(points, max_draws=4000)[:, 1]
+    assert np.abs(gap).max() < VB_PREDICTIVE_GAP, gap
+
+
+# -- the model's settings ---------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["rj", "gibbs", "vb"])
+def test_fixed_precisions_stay_fixed(method):
+    """With ``g`` and ``eta`` given, neither is reported, and the fit uses them: with ``g =
+    1e8`` the kernel part ``K beta ~ N(0, K / g)`` vanishes, so every ``f = u`` and the
+    predictive is the same at every point.
+    """
+    model = KernelGKM.from_arrays(X20, Y20, g=1e8, eta=ETA, k_max=10)
+    sampling = (
+        {}
+        if method == "vb"
+        else {"draws": 200, "tune": 100, "chains": 1, "seed": 5, "progressbar": False}
+    )
+    fit = bayesvm.fit(model, method=method, **sampling)
+    posterior = fit.idata.posterior
+    assert "g" not in posterior and "eta" not in posterior
+    kernel_part = posterior["beta"].to_numpy() @ model.kernel_matrix.T
+    assert np.abs(kernel_part).max() < 1e-2
+    probabilities = fit.predict_proba(np.vstack([X20, TEST_POINTS]))[:, 1]
+    assert np.ptp(probabilities) < 1e-2
+
+
+def test_rj_respects_k_max_and_gibbs_uses_every_vector():
+    """Reversible jump never holds more than ``k_max`` vectors; BGKM (Gibbs) holds all."""
+    model = KernelGKM.from_arrays(X20, Y20, k_max=4)
+    rj = bayesvm.fit(model, method="rj", draws=300, tune=0, chains=1, seed=6, progressbar=False)
+    sizes = rj.idata.sample_stats["n_active"].to_numpy()
+    assert sizes.max() <= 4 and sizes.min() >= 0
+    np.testing.assert_array_equal(rj.idata.posterior["gamma"].sum("vector").to_numpy(), sizes)
+    inactive = rj.idata.posterior["gamma"].to_numpy() == 0
+    assert np.all(rj.idata.posterior["beta"].to_numpy()[inactive] == 0.0)
+    gibbs = bayesvm.fit(
+        model, method="gibbs", draws=20, tune=0, chains=1, seed=6, progressbar=False
+    )
+    assert np.all(gibbs.idata.posterior["gamma"].to_numpy() == 1.0)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"kernel": "linear"}, "kernel must be one of"),
+        ({"likelihood": "logit"}, "likelihood must be one of"),
+        ({"k_max": 0}, "k_max must be in"),
+        ({"k_max": 21}, "k_max must be in"),
+        ({"k_max": 2.5}, "k_max must be an integer"),
+        ({"k_max": True}, "k_max must be an integer"),
+        ({"g": 0.0}, "g"),
+        ({"g": -1.0}, "g"),
+        ({"eta": np.nan}, "eta"),
+        ({"eta": np.inf}, "eta"),
+        ({"lengthscale": 0.0}, "lengthscale"),
+        ({"lengthscale": -1.0}, "lengthscale"),
+        ({"a_g": 0.0}, "a_g"),
+        ({"b_eta": -0.1}, "b_eta"),
+        ({"a_alpha": 0.0}, "a_alpha"),
+        ({"moves": 0}, "moves"),
+    ],
+)
+def test_bad_settings_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        KernelGKM.from_arrays(X20, Y20, **options)
+
+
+def test_bad_data_are_refused():
+    with pytest.raises(ValueError, match="at least 2"):
+        KernelGKM.from_arrays(X20[:1], Y20[:1])
+    with pytest.raises(ValueError, match="same"):
+        KernelGKM.from_arrays(np.ones((4, 2)), [1, -1, 1, -1])
+    with pytest.raises(ValueError):
+        KernelGKM.from_arrays(X20, np.ones(20))  # one class
+    with pytest.raises(ValueError):
+        KernelGKM.from_arrays(X20, Y20[:-1])
+    X_missing = X20.copy()
+    X_missing[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        KernelGKM.from_arrays(X_missing, Y20)
+    model = KernelGKM.from_arrays(X20, Y20)
+    with pytest.raises(ValueError, match="columns"):
+        model.kernel_between(np.ones((3, 5)))
+
+
+def test_labels_keep_their_names():
+    """Any two labels: predictions come back in the original labels, the second class +1."""
+    labels = np.where(Y20 > 0, "yes", "no")
+    model = KernelGKM.from_arrays(X20, labels, g=G, eta=ETA)
+    fit = bayesvm.fit(model, method="vb")
+    assert set(fit.predict(X20)) <= {"yes", "no"}
+    np.testing.assert_array_equal(model.classes, ["no", "yes"])
+    np.testing.assert_array_equal(model.y, Y20)
