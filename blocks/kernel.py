@@ -268,7 +268,7 @@ class KernelCoefficients(Block):
                 factor.append(int(j), border, schur)
             if len(factor.order) == target:
                 break
-        active = np.asarray(factor.order)
+        active = np.asarray(factor.order, dtype=int)
         theta = rng.standard_normal(active.shape[0] + 1)
         return self._at_active(active, theta, factor.factor.T @ theta[1:], float("nan"))
 
@@ -310,7 +310,7 @@ class KernelCoefficients(Block):
         """
         key, kernel_factor = self._kernel_factor
         if key != tuple(order):
-            active = np.asarray(order[1:]) - 1
+            active = np.asarray(order[1:], dtype=int) - 1
             kernel_factor = cholesky_lower(self.kernel[np.ix_(active, active)])
         factor = np.zeros((len(order), len(order)))
         factor[0, 0] = np.sqrt(eta)
@@ -336,7 +336,7 @@ class KernelCoefficients(Block):
         kernel_factor = collapsed.prior.factor[1:, 1:] / np.sqrt(g)
         self._kernel_factor = (tuple(collapsed.order), kernel_factor)
         whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
-        active = np.asarray(collapsed.order[1:]) - 1
+        active = np.asarray(collapsed.order[1:], dtype=int) - 1
         return self._at_active(active, theta, whitened, accepted / max(moves, 1))
 
     def _at_active(self, active, theta, whitened, accepted: float) -> KernelStats:
