@@ -149,7 +149,8 @@ class KernelGKM(BlockModel):
         lengthscale : float, optional
             Default: the mean Euclidean distance between training points (section 4).
         k_max : int, optional
-            Most active vectors (Table 1); default ``n_samples``.
+            Most active vectors (Table 1); default ``n_samples``. It bounds reversible jump
+            (FBGKM); ``"gibbs"``, ``"vb"`` and ``"nuts"`` fit BGKM, every vector active.
         likelihood : {"probit", "hinge"}
             The paper's probit, or the hinge pseudo-likelihood its conclusion proposes.
         g, eta : float, optional
