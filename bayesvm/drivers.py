@@ -135,10 +135,12 @@ def run_mcmc(
     chains: int,
     tune: int,
     draws: int,
+    thin: int = 1,
     progressbar: bool = True,
     description: str = "sampling",
 ) -> McmcResult:
-    """Run ``chains`` chains of ``tune + draws`` iterations, keeping the last ``draws``.
+    """Run ``chains`` chains of ``tune + draws * thin`` iterations, keeping every ``thin``-th
+    of the last ``draws * thin``.
 
     Parameters
     ----------
@@ -151,24 +153,28 @@ def run_mcmc(
     rng : numpy.random.Generator
         Spawned into one independent stream per chain.
     """
-    if chains < 1 or draws < 1 or tune < 0:
-        raise ValueError(f"need chains >= 1, draws >= 1, tune >= 0; got {chains}, {draws}, {tune}")
+    if chains < 1 or draws < 1 or tune < 0 or thin < 1:
+        raise ValueError(
+            f"need chains >= 1, draws >= 1, tune >= 0, thin >= 1; got {chains}, {draws}, {tune}, "
+            f"{thin}"
+        )
+    sweeps = tune + draws * thin
     samples: dict[str, np.ndarray] = {}
     kept_chains, kept_draws = 0, draws
     interrupted = False
-    with _Progress(progressbar, description, chains * (tune + draws)) as progress:
+    with _Progress(progressbar, description, chains * sweeps) as progress:
         try:
             for chain, chain_rng in enumerate(rng.spawn(chains)):
                 state = init(chain_rng)
                 kept_draws = 0
-                for iteration in range(tune + draws):
+                for iteration in range(sweeps):
                     state = step(state, chain_rng)
-                    if iteration >= tune:
+                    if iteration >= tune and (iteration - tune + 1) % thin == 0:
                         for name, value in record(state).items():
                             if name not in samples:
                                 shape = (chains, draws, *np.shape(value))
                                 samples[name] = np.empty(shape)
-                            samples[name][chain, iteration - tune] = value
+                            samples[name][chain, kept_draws] = value
                         kept_draws += 1
                     progress.advance()
                 kept_chains = chain + 1
@@ -184,7 +190,7 @@ def run_mcmc(
     if kept_chains == 0:
         raise KeyboardInterrupt("interrupted before any draw was kept")
     samples = {name: value[:kept_chains, :kept_draws] for name, value in samples.items()}
-    return McmcResult(samples=samples, n_iter=tune + draws, interrupted=interrupted)
+    return McmcResult(samples=samples, n_iter=sweeps, interrupted=interrupted)
 
 
 class _Progress:

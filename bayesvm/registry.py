@@ -113,7 +113,7 @@ def _backend_for(model, method: str) -> Backend:
 
 
 # Options several backends share, with the smallest value each may take.
-_COUNTS = {"draws": 1, "chains": 1, "cores": 1, "max_iter": 1, "tune": 0}
+_COUNTS = {"draws": 1, "chains": 1, "cores": 1, "max_iter": 1, "tune": 0, "thin": 1, "moves": 1}
 
 
 def check_options(run: Callable, options: dict) -> None:
@@ -138,7 +138,7 @@ def check_options(run: Callable, options: dict) -> None:
             f"{', '.join(accepted)}"
         )
     for name, value in options.items():
-        if name in _COUNTS and not (name == "cores" and value is None):
+        if name in _COUNTS and not (name in ("cores", "moves", "thin") and value is None):
             _check_integer(name, value, minimum=_COUNTS[name])
         elif name == "tol":
             if not _is_real(value) or not np.isfinite(value) or value < 0:

@@ -15,7 +15,13 @@ it) and the marginal ``p(s | gamma)`` of Zhang, Dai & Jordan eq. (8). A model se
 column leaves by the Givens rotations of a rank-one downdate (``scipy.linalg.qr_delete``).
 The gain in ``log p(data | A)`` of a proposed change is computed from the current factors,
 without forming the proposal's (:class:`CollapsedGaussian`), so a rejected proposal costs one
-triangular solve.
+triangular solve. The matrices are read only at the active rows and columns (``M[A, A]``,
+``M[A, j]``, ``M[j, j]``), so they may be objects that compute those entries on demand
+(:meth:`CollapsedGaussian.from_matrices`): a kernel model's ``n x n`` matrices are never formed.
+
+A column whose residual in the active ones is below :data:`PIVOT_TOL` of its own size lies in
+their span: its Gaussian prior (Zhang et al.'s Moore-Penrose g-prior) puts no mass off that
+span, so it adds nothing and is never added.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ from scipy.linalg import qr_delete
 
 from bayesvm.linalg import cholesky_lower, log_det_from_cholesky, triangular_solve
 
-__all__ = ["ActiveCholesky", "CollapsedGaussian", "Addition"]
+__all__ = ["ActiveCholesky", "CollapsedGaussian", "Addition", "PIVOT_TOL"]
+
+#: A column joins only if its Schur complement exceeds this share of its diagonal entry.
+PIVOT_TOL = 1e-10
 
 
 class ActiveCholesky:
@@ -87,6 +96,10 @@ class ActiveCholesky:
         self.factor = (upper * np.sign(np.diag(upper))[:, None]).T
         del self.order[position]
 
+    def diagonal(self, column: int) -> float:
+        """``M_jj``."""
+        return float(self.matrix[column, column])
+
     def inverse_diagonal(self, column: int) -> float:
         """``(M_AA^-1)_jj``: ``||L^-1 e_p||^2``, a solve with the trailing block only."""
         position = self.position(column)
@@ -145,6 +158,20 @@ class CollapsedGaussian:
         self.precision = ActiveCholesky(precision, order)
         self._refresh()
 
+    @classmethod
+    def from_matrices(cls, precision, prior_precision, linear, order) -> CollapsedGaussian:
+        """From ``P = G + R``, a full prior precision ``R`` and ``h``, each read only at the
+        active rows and columns (module docstring): arrays, or objects whose ``[rows, columns]``
+        computes the entries.
+        """
+        collapsed = object.__new__(cls)
+        collapsed.linear = linear
+        collapsed.diagonal_prior = False
+        collapsed.prior = ActiveCholesky(prior_precision, order)
+        collapsed.precision = ActiveCholesky(precision, order)
+        collapsed._refresh()
+        return collapsed
+
     def _refresh(self) -> None:
         order = self.precision.order
         self.z = triangular_solve(self.precision.factor, self.linear[order]) if order else self.z0
@@ -170,15 +197,24 @@ class CollapsedGaussian:
     def propose_addition(self, column: int) -> tuple[float, Addition]:
         """Gain in ``log p(data | A)`` from adding ``column``, and the addition itself."""
         border, schur = self.precision.border(column)
-        z_new = (self.linear[column] - border @ self.z) / np.sqrt(schur) if schur > 0 else 0.0
+        residual = float(self.linear[column]) - border @ self.z
+        z_new = residual / np.sqrt(schur) if schur > 0 else 0.0
         if self.diagonal_prior:
             prior_border, prior_schur = None, float(self.prior_diagonal[column])
         else:
             prior_border, prior_schur = self.prior.border(column)
-        if not schur > 0.0 or not prior_schur > 0.0:  # numerically singular: never accepted
+        if self._in_span(column, schur, prior_schur):  # adds nothing: never accepted
             return -np.inf, Addition(column, border, schur, prior_border, prior_schur, 0.0)
         gain = 0.5 * (np.log(prior_schur) - np.log(schur) + z_new * z_new)
         return float(gain), Addition(column, border, schur, prior_border, prior_schur, z_new)
+
+    def _in_span(self, column: int, schur: float, prior_schur: float) -> bool:
+        """Whether ``column`` is numerically in the span of the active ones (:data:`PIVOT_TOL`)."""
+        if not schur > PIVOT_TOL * self.precision.diagonal(column):
+            return True
+        if self.diagonal_prior:
+            return not prior_schur > 0.0
+        return not prior_schur > PIVOT_TOL * self.prior.diagonal(column)
 
     def removal_gain(self, column: int) -> float:
         """Gain in ``log p(data | A)`` from removing ``column``: with ``theta_hat = P_A^-1 h_A``,

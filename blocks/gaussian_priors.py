@@ -99,6 +99,10 @@ class FixedPrecision(Block):
         """``(precision, 0)``."""
         return self.stats.precision, np.zeros_like(self.stats.precision)
 
+    def declare(self, variables: dict) -> np.ndarray:
+        """The prior variances ``1 / precision`` (constants: nothing to declare)."""
+        return 1.0 / self.stats.precision
+
     def declare_segment(self, name, dims, variables, noncentered=False, scale=1.0):
         """``name ~ N(0, scale^2 / precision)`` in the current PyMC model."""
         import pymc as pm

@@ -77,9 +77,15 @@ class BlockModel:
 
         with pm.Model(coords=self.coords) as model:
             variables: dict = {}
-            for block in self.blocks:
+            for block in self.pymc_blocks():
                 block.to_pymc(variables, noncentered)
         return model
+
+    def pymc_blocks(self) -> list:
+        """The blocks in the order their PyMC statements are declared (each may read what
+        the ones before it declared): the blocks' order.
+        """
+        return self.blocks
 
     # -- predictions (Fit delegates here; a model overrides what it offers) -----------------
     def predictor(self, X_new, theta, **kwargs):

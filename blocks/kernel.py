@@ -1,0 +1,426 @@
+"""Kernel weights over active vectors with Silverman's g-prior (Zhang, Dai, Wang & Jordan 2010).
+
+``f = u 1 + K_gamma beta_gamma`` (section 3.1), ``u ~ N(0, 1/eta)``, ``beta_gamma ~ N(0, (g
+K_gamma,gamma)^-1)`` (section 2.2), and ``gamma`` the active vectors, Beta-Bernoulli (eq. 10)
+with at most ``k_max`` ones. The block holds ``theta = (u, beta)``; ``eta`` and ``g`` are the
+prior blocks of its two segments. Two representations serve the drivers:
+
+* **Every vector active** (BGKM, section 4.1: Gibbs and VB). With ``K = U Lambda U^T``,
+  ``b = Lambda^1/2 U^T beta`` has the prior ``N(0, I / g)`` and ``f = u + Psi b``, ``Psi = U
+  Lambda^1/2``: the feature-space form of eq. (4), where the g-prior is a ridge. The block is
+  then :class:`~bayesvm.blocks.GaussianCoefficients` on the design ``[1, Psi]`` with the
+  priors ``eta`` and ``g``: Gibbs draws ``(u, b) | s`` (eq. 9), VB sets ``q(u, b)`` to the same
+  Gaussian at the expected statistics. Eigenvalues below :data:`EIGEN_FLOOR` of the largest
+  are raised to it (a numerically singular ``K`` gets the jitter every Cholesky of it needs).
+* **Active vectors** (FBGKM, section 3.2 step (c): reversible jump). Birth / death / swap
+  proposals on ``gamma`` with ``theta`` integrated out (:func:`~bayesvm.samplers.
+  model_search.jump`; the marginal of eq. 8 through the ``(n_gamma + 1)``-sized ``Upsilon =
+  Kt^T W Kt + Sigma`` of the identities after the acceptance probabilities, ``Kt = [1, K_gamma]``,
+  ``Sigma = diag(eta, g K_gamma,gamma)``, rank-one updates of both factors between moves:
+  :class:`~bayesvm.blocks.active_set.CollapsedGaussian`), then ``theta_gamma | s, gamma``
+  (eq. 9). Entries of ``Kt^T W Kt`` and ``Sigma`` are computed only where the active set reads
+  them, never the ``n x n`` matrices. ``g | beta_gamma ~ Ga((a_g + n_gamma) / 2, (b_g +
+  beta^T K beta) / 2)``: the block shows the g block ``b_gamma = L^T beta_gamma`` (``L L^T =
+  K_gamma,gamma``), whose squares sum to ``beta^T K beta``, and ``n_active``.
+
+The order of a sweep (the model's blocks): the augmentation (with a probit likelihood,
+Holmes-Held's update of ``s`` given ``gamma, eta, g`` with ``theta`` integrated out, which
+reads :meth:`KernelCoefficients.marginal`), then ``gamma`` and ``theta`` (this block), then
+``eta | u`` and ``g | beta``. Zhang et al. update ``eta`` and ``g`` between the ``s`` and the
+``theta`` steps, but after ``s`` is drawn with ``theta`` integrated out, ``theta`` must be drawn
+before anything reads it (van Dyk & Park 2008); with ``theta`` drawn last in this block the
+chain leaves the posterior invariant.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import betaln
+
+from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky, CollapsedGaussian
+from bayesvm.blocks.base import Block
+from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
+from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
+from bayesvm.linalg import cholesky_lower
+from bayesvm.models.design import DenseDesign
+from bayesvm.samplers import model_search
+from bayesvm.samplers.model_search import JumpSettings
+
+__all__ = ["KernelCoefficients", "KernelStats", "SilvermanG", "EIGEN_FLOOR"]
+
+#: Eigenvalues of ``K`` are raised to at least this share of the largest (every vector active).
+EIGEN_FLOOR = 1e-10
+
+
+class KernelStats(NamedTuple):
+    """What the block shows the others (as :class:`~bayesvm.blocks.CoefficientStats`)."""
+
+    mean: np.ndarray  # (u, b): b in the eigenbasis (all active), or L^T beta_gamma padded
+    square: np.ndarray  # (u^2, b^2), or their expectations under q
+    f_mean: np.ndarray  # f, or E f
+    f_var: np.ndarray | float  # Var f (0 at a value)
+    beta: np.ndarray | None  # the kernel weights at a value of the active-vector form
+    inclusion: np.ndarray | None  # gamma (None: every vector active)
+    n_active: int | None  # n_gamma for the g block (None: every vector, the segment's size)
+    drawn: bool  # a value (Gibbs, RJ) rather than expectations under q (VB)
+    accepted: float = float("nan")  # accepted share of the sweep's proposals
+    log_scale: float = 0.0
+
+
+class _Entries:
+    """A matrix whose ``[rows, columns]`` is computed on demand: ``block(rows, columns)``
+    gives the ``len(rows) x len(columns)`` block, shaped here as numpy's indexing would (an
+    ``np.ix_`` pair, a list and an index, or two indices).
+    """
+
+    def __getitem__(self, key):
+        rows, columns = key
+        shape = np.broadcast_shapes(np.shape(rows), np.shape(columns))
+        block = self.block(np.ravel(rows).astype(int), np.ravel(columns).astype(int))
+        return block.reshape(shape)
+
+
+class _Gram(_Entries):
+    """``C^T W C`` for ``C = [1, K]``, its columns computed once each."""
+
+    def __init__(self, design: np.ndarray, weights: np.ndarray | None = None):
+        self.design = design
+        self.weighted = design if weights is None else weights[:, None] * design
+        size = design.shape[1]
+        self.columns = np.empty((size, size))
+        self.known = np.zeros(size, dtype=bool)
+
+    def block(self, rows, columns):
+        new = np.unique(columns[~self.known[columns]])
+        if new.size:
+            self.columns[:, new] = self.design.T @ self.weighted[:, new]
+            self.known[new] = True
+        return self.columns[np.ix_(rows, columns)]
+
+
+class _KernelPrior(_Entries):
+    """``Sigma = diag(eta, g K)`` over the columns of ``[1, K]``."""
+
+    def __init__(self, kernel: np.ndarray, eta: float, g: float):
+        self.kernel, self.eta, self.g = kernel, eta, g
+
+    def block(self, rows, columns):
+        values = self.g * self.kernel[np.ix_(np.maximum(rows - 1, 0), np.maximum(columns - 1, 0))]
+        values[rows == 0, :] = 0.0
+        values[:, columns == 0] = 0.0
+        values[np.ix_(rows == 0, columns == 0)] = self.eta
+        return values
+
+
+class _Sum(_Entries):
+    """The sum of two matrices of entries on demand."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def block(self, rows, columns):
+        return self.first.block(rows, columns) + self.second.block(rows, columns)
+
+
+class _Linear:
+    """``h = C^T r``, entries on demand."""
+
+    def __init__(self, design: np.ndarray, response: np.ndarray):
+        self.design, self.response = design, response
+
+    def __getitem__(self, columns):
+        return self.response @ self.design[:, columns]
+
+
+class Drawn(NamedTuple):
+    """Gibbs and reversible jump: the other blocks' current statistics (drawn from later)."""
+
+    stats: dict
+    inclusion: np.ndarray | None
+
+
+class KernelCoefficients(Block):
+    """``theta = (u, beta)`` and the active vectors ``gamma`` (module docstring).
+
+    Parameters
+    ----------
+    kernel : ndarray of shape (n, n)
+        The training kernel matrix ``K``.
+    likelihood : str
+        Name of the augmentation block (weights and responses).
+    intercept_prior, weight_prior : Block
+        Priors of ``u`` (precision ``eta``) and of ``b`` (precision ``g``): Gamma or fixed.
+    k_max : int
+        Most active vectors.
+    a_alpha, b_alpha : float
+        Beta-Bernoulli prior on ``gamma`` (eq. 10).
+    moves : int
+        Reversible-jump proposals per sweep (Zhang et al.: one).
+    fixed_weights : bool
+        The likelihood's weights are always 1 (probit), so ``Kt^T Kt`` is computed once.
+    """
+
+    name = "theta"
+    drivers = frozenset({"gibbs", "vb", "rj"})
+    var_names = ("intercept", "beta", "gamma")
+    dims = {"beta": ["vector"], "gamma": ["vector"]}
+
+    def __init__(
+        self,
+        kernel: np.ndarray,
+        likelihood: str,
+        intercept_prior: Block,
+        weight_prior: Block,
+        *,
+        k_max: int,
+        a_alpha: float = 1.0,
+        b_alpha: float = 1.0,
+        moves: int = 1,
+        fixed_weights: bool = True,
+    ):
+        n = kernel.shape[0]
+        self.kernel = kernel
+        self.n = n
+        self.likelihood = likelihood
+        self.intercept_prior, self.weight_prior = intercept_prior, weight_prior
+        self.k_max = int(k_max)
+        self.a_alpha, self.b_alpha = float(a_alpha), float(b_alpha)
+        self.moves = int(moves)
+        self.jump_settings = JumpSettings(max_active=self.k_max)
+        self.switchable = np.arange(1, n + 1)
+        self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
+        self.fixed_weights = fixed_weights
+        self._gram = _Gram(self.design) if fixed_weights else None
+        eigenvalues, eigenvectors = np.linalg.eigh(kernel)
+        eigenvalues = np.maximum(eigenvalues, EIGEN_FLOOR * eigenvalues[-1])
+        self.to_beta = eigenvectors / np.sqrt(eigenvalues)  # beta = U Lambda^-1/2 b
+        features = eigenvectors * np.sqrt(eigenvalues)  # Psi
+        self.all_active = GaussianCoefficients(
+            DenseDesign(np.ones((n, 1)), features),
+            [
+                Segment("intercept", "offset", slice(0, 1), intercept_prior),
+                Segment("feature_weight", "feature", slice(1, n + 1), weight_prior),
+            ],
+            likelihood=likelihood,
+            coefficient_names=["intercept", *[f"feature_weight[{j}]" for j in range(n)]],
+        )
+        self.feature_gram = self.all_active.design.gram(np.ones(n)) if fixed_weights else None
+
+    def log_prior(self, k: int) -> float:
+        """``log p(gamma)`` of one vector with ``k`` ones: ``log Be(k + a, n - k + b) -
+        log Be(a, b)`` (eq. 10).
+        """
+        return float(
+            betaln(k + self.a_alpha, self.n - k + self.b_alpha) - betaln(self.a_alpha, self.b_alpha)
+        )
+
+    def _precisions(self, stats) -> tuple[float, float]:
+        """``(eta, g)`` at the prior blocks' current values."""
+        return (
+            float(stats[self.intercept_prior.name].precision[0]),
+            float(stats[self.weight_prior.name].precision[0]),
+        )
+
+    # -- conditional ------------------------------------------------------------------------
+    def conditional(self, stats):
+        """Gibbs and RJ: the statistics the update reads (:class:`Drawn`). VB: ``q(u, b)``,
+        the Gaussian of eq. (9) on ``[1, Psi]`` at the expected statistics.
+        """
+        previous = stats.get(self.name)
+        if previous is not None and previous.drawn:
+            names = (self.likelihood, self.intercept_prior.name, self.weight_prior.name)
+            return Drawn({name: stats[name] for name in names}, previous.inclusion)
+        return self.all_active.conditional(stats)
+
+    # -- Gibbs: every vector active -----------------------------------------------------------
+    def _all_active_stats(self, coefficient_stats, drawn: bool) -> KernelStats:
+        mean, square, f_mean, f_var = coefficient_stats[:4]
+        return KernelStats(mean, square, f_mean, f_var, None, None, None, drawn)
+
+    def initial_value(self, stats, rng) -> KernelStats:
+        """A dispersed start: ``(u, b) ~ N(0, I)``, and for reversible jump an active set of
+        half of ``min(k_max, n)`` vectors drawn at random (each independent of the others).
+        """
+        theta = rng.standard_normal(self.n + 1)
+        start = self.all_active.at(theta)
+        target = max(1, min(self.k_max, self.n) // 2)
+        factor = ActiveCholesky(self.kernel, [])
+        for j in rng.permutation(self.n):
+            border, schur = factor.border(int(j))
+            if schur > PIVOT_TOL * self.kernel[j, j]:
+                factor.append(int(j), border, schur)
+            if len(factor.order) == target:
+                break
+        inclusion = np.zeros(self.n)
+        inclusion[factor.order] = 1.0
+        return KernelStats(start.mean, start.square, start.f_mean, 0.0, None, inclusion, None, True)
+
+    def sample(self, params: Drawn, rng) -> KernelStats:
+        """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
+        conditional = self.all_active.conditional(params.stats)
+        return self._all_active_stats(self.all_active.sample(conditional, rng), True)
+
+    # -- reversible jump: active vectors ------------------------------------------------------
+    def _collapsed(self, params: Drawn) -> CollapsedGaussian:
+        likelihood = params.stats[self.likelihood]
+        eta, g = self._precisions(params.stats)
+        gram = self._gram if self.fixed_weights else _Gram(self.design, likelihood.weights)
+        prior = _KernelPrior(self.kernel, eta, g)
+        inclusion = params.inclusion
+        order = [0, *(np.flatnonzero(inclusion) + 1).tolist()]
+        return CollapsedGaussian.from_matrices(
+            _Sum(gram, prior), prior, _Linear(self.design, likelihood.response), order
+        )
+
+    def jump(self, params: Drawn, rng, moves: int | None = None) -> KernelStats:
+        """``moves`` birth / death / swap proposals (default :attr:`moves`), then
+        ``theta_gamma | s, gamma`` from the active factor.
+        """
+        if params.inclusion is None:
+            raise ValueError("reversible jump needs an active set: start from initial_value")
+        collapsed = self._collapsed(params)
+        moves = self.moves if moves is None else moves
+        accepted = 0
+        for _ in range(moves):
+            collapsed, took = model_search.jump(
+                collapsed, self.switchable, self.log_prior, rng, self.jump_settings
+            )
+            accepted += took
+        return self._at_active(collapsed, collapsed.draw(rng), accepted / max(moves, 1))
+
+    def _at_active(self, collapsed: CollapsedGaussian, theta, accepted: float) -> KernelStats:
+        order = np.asarray(collapsed.order)
+        active = order[1:] - 1
+        k = active.shape[0]
+        beta = np.zeros(self.n)
+        beta[active] = theta[1:]
+        _, g = self._precisions_of(collapsed)
+        whitened = (collapsed.prior.factor.T @ theta)[1:] / np.sqrt(g)  # L^T beta_gamma
+        mean = np.zeros(self.n + 1)
+        mean[0] = theta[0]
+        mean[1 : k + 1] = whitened
+        inclusion = np.zeros(self.n)
+        inclusion[active] = 1.0
+        f = theta[0] + self.kernel[:, active] @ theta[1:]
+        return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True, accepted)
+
+    @staticmethod
+    def _precisions_of(collapsed: CollapsedGaussian) -> tuple[float, float]:
+        prior = collapsed.prior.matrix
+        return prior.eta, prior.g
+
+    def marginal(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """Holmes-Held's ``(C, L)``: the active design and the factor of ``P = C^T C +
+        diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update.
+        """
+        theta = stats[self.name]
+        eta, g = self._precisions(stats)
+        if theta.inclusion is None:
+            prior = np.concatenate([[eta], np.full(self.n, g)])
+            precision = self.feature_gram.copy()
+            precision.flat[:: self.n + 2] += prior
+            return self.all_active.design.matrix, cholesky_lower(precision)
+        order = np.concatenate([[0], np.flatnonzero(theta.inclusion) + 1])
+        precision = _Sum(self._gram, _KernelPrior(self.kernel, eta, g))
+        return self.design[:, order], cholesky_lower(precision[np.ix_(order, order)])
+
+    def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
+        """``u``, ``beta`` (zero where inactive) and ``gamma``."""
+        if stats.n_active is None:
+            beta, gamma = self.to_beta @ stats.mean[1:], np.ones(self.n)
+        else:
+            beta, gamma = stats.beta, stats.inclusion
+        return {"intercept": stats.mean[0], "beta": beta, "gamma": gamma}
+
+    def sample_stats(self, stats: KernelStats) -> dict[str, float]:
+        """``n_active``, the number of active vectors; ``accept_rate`` of the proposals."""
+        values = {"n_active": float(self.n if stats.n_active is None else stats.n_active)}
+        if not np.isnan(stats.accepted):
+            values["accept_rate"] = stats.accepted
+        return values
+
+    # -- VB: every vector active ------------------------------------------------------------
+    def initial_stats(self, stats, start=None) -> KernelStats:
+        """``E theta = 0``, so that the first update of the augmentation sees ``E f = 0``."""
+        zeros = np.zeros(self.n + 1)
+        return KernelStats(zeros, zeros, np.zeros(self.n), 0.0, None, None, None, False)
+
+    def expected_stats(self, params) -> KernelStats:
+        """Moments under ``q(u, b)`` (:meth:`~bayesvm.blocks.GaussianCoefficients.
+        expected_stats`).
+        """
+        return self._all_active_stats(self.all_active.expected_stats(params), False)
+
+    def bound_term(self, params, stats) -> float:
+        """The entropy of ``q(u, b)``."""
+        return self.all_active.bound_term(params, stats)
+
+    def draw_q(self, params, rng, size: int) -> dict[str, np.ndarray]:
+        """Draws of ``u``, ``beta = U Lambda^-1/2 b`` and ``gamma = 1`` from ``q``."""
+        draws = self.all_active.draw_q(params, rng, size)
+        return {
+            "intercept": draws["intercept"][:, 0],
+            "beta": draws["feature_weight"] @ self.to_beta.T,
+            "gamma": np.ones((size, self.n)),
+        }
+
+    def variational(self, params) -> dict:
+        """Means, variances and covariance of ``q(u, b)``."""
+        return self.all_active.variational(params)
+
+    def variational_coords(self) -> dict:
+        """Coordinates of the covariance."""
+        return self.all_active.variational_coords()
+
+    # -- PyMC (every vector active) -----------------------------------------------------------
+    def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
+        """``u ~ N(0, 1/eta)``, ``b ~ N(0, I/g)`` (``feature_weight``), ``f = u + Psi b``,
+        ``beta = U Lambda^-1/2 b`` and ``gamma = 1``: BGKM.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        intercept_variance = self.intercept_prior.declare(variables)
+        weight_variance = self.weight_prior.declare(variables)
+        intercept = pm.Normal("intercept", 0.0, sigma=pt.sqrt(pt.max(intercept_variance)))
+        sd = pt.sqrt(pt.max(weight_variance))
+        if noncentered:
+            z = pm.Normal("feature_weight_standardized", 0.0, 1.0, dims="feature")
+            weights = pm.Deterministic("feature_weight", sd * z, dims="feature")
+        else:
+            weights = pm.Normal("feature_weight", 0.0, sigma=sd, dims="feature")
+        features = self.all_active.design.matrix[:, 1:]
+        variables["f"] = intercept + pt.dot(features, weights)
+        pm.Deterministic("beta", pt.dot(self.to_beta, weights), dims="vector")
+        pm.Deterministic("gamma", pt.ones(self.n), dims="vector")
+
+
+class ActiveRate(NamedTuple):
+    """The conditional of ``g`` over an active set: its rate and ``n_gamma``."""
+
+    rate: float
+    n_active: int
+
+
+class SilvermanG(GammaPrecision):
+    """``g ~ Ga(a_g / 2, b_g / 2)``, the precision of Silverman's g-prior (Zhang et al. section
+    3.2): ``g | beta_gamma ~ Ga((a_g + n_gamma) / 2, (b_g + beta_gamma^T K_gamma,gamma
+    beta_gamma) / 2)``. With every vector active this is :class:`~bayesvm.blocks.
+    GammaPrecision` on ``b`` (``n_gamma = n``, ``||b||^2 = beta^T K beta``); over an active set
+    the coefficient block shows ``n_active`` and ``b_gamma`` padded with zeros.
+    """
+
+    def conditional(self, stats):
+        """The rate, and ``n_gamma`` when the coefficients are over an active set."""
+        rate = super().conditional(stats)
+        n_active = stats[self.coefficients].n_active
+        return rate if n_active is None else ActiveRate(rate, n_active)
+
+    def sample(self, params, rng) -> PriorStats:
+        """``g ~ Ga(a_g / 2 + n_gamma / 2, rate)``."""
+        if not isinstance(params, ActiveRate):
+            return super().sample(params, rng)
+        g = rng.gamma(self.shape + 0.5 * params.n_active, 1.0 / params.rate)
+        return PriorStats(self._precision(g), g, np.log(g))
