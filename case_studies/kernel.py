@@ -51,6 +51,7 @@ from bayesvm.case_studies import kernel_figures
 from bayesvm.case_studies.reporting import markdown_table, run_description, unconverged_note
 from bayesvm.case_studies.runner import (
     Task,
+    check_resume_settings,
     run_tasks,
     split_study,
     task_seed,
@@ -629,9 +630,19 @@ def run(
         "resume": resume,
         "progressbar": progressbar,
     }
+    compared = any(method in COMPARED for method in methods)
+    csv_paths = {
+        "kernel.csv": compared,
+        "kernel_trace.csv": "trace" in methods,
+        "kernel_kmax.csv": "kmax" in methods,
+    }
+    if resume:  # refuse before fitting anything, not after the first experiment
+        for name, runs in csv_paths.items():
+            if runs and (out_dir / name).exists() and (out_dir / name).stat().st_size:
+                check_resume_settings(out_dir / name, study.settings)
     start = time.perf_counter()
     results = pd.DataFrame(columns=["dataset", "split", "method", "error", "seconds"])
-    if any(method in COMPARED for method in methods):
+    if compared:
         results = run_tasks(
             study.tasks,
             csv_path=out_dir / "kernel.csv",

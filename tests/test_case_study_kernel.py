@@ -19,7 +19,7 @@ from bayesvm.case_studies.kernel import (
     table_5,
     timing_table,
 )
-from bayesvm.case_studies.runner import run_tasks, split_tasks
+from bayesvm.case_studies.runner import ResumeMismatchError, run_tasks, split_tasks
 from bayesvm.data import BENCHMARKS, load_benchmark
 
 
@@ -295,3 +295,14 @@ def test_one_benchmark_and_some_methods(tmp_path):
     assert not (tmp_path / "kernel_trace.csv").exists()
     report = (tmp_path / "report.md").read_text()
     assert "| waveform | 1 |" in report and "FBGKM against BGKM" not in report
+
+
+def test_resume_refuses_other_settings_before_fitting_anything(tmp_path):
+    options = {"quick": True, "n_datasets": 1, "benchmarks": ("twonorm",), "progressbar": False}
+    kernel.run(tmp_path, methods=("svm", "kmax"), **options)
+    stored = tmp_path / "kernel_kmax.settings.json"
+    stored.write_text(stored.read_text().replace('"seed": 2010', '"seed": 7'))
+    written = (tmp_path / "kernel.csv").stat().st_mtime_ns
+    with pytest.raises(ResumeMismatchError, match="seed: 7 before, 2010 now"):
+        kernel.run(tmp_path, methods=("svm", "kmax"), resume=True, **options)
+    assert (tmp_path / "kernel.csv").stat().st_mtime_ns == written
