@@ -318,32 +318,32 @@ def _sampled(model: KernelGKM, method: str, rng, *, draws: int, tune: int, thin:
     )
 
 
-def _fit_compared(method: str, X, y, protocol: Protocol, rng, k_max: int) -> dict:
-    """Fit one method of the comparison: the fitted classifier, its seconds, mean active
-    vectors, acceptance rate, tuned hyperparameters and whether it passed its checks.
+def _fitted(classifier, seconds: float, tuned: str, **details) -> dict:
+    """A fitted method of the comparison and the columns of its row (see :func:`split_rows`);
+    ``details`` it does not give are blank.
     """
+    row = {"classifier": classifier, "seconds": seconds, "k_max": None, "n_active": None}
+    row |= {"accept_rate": None, "tuned": tuned, "converged": None}
+    return row | details
+
+
+def _fit_compared(method: str, X, y, protocol: Protocol, rng, k_max: int) -> dict:
+    """Fit one method of the comparison (:func:`_fitted`)."""
     if method in ("rj", "gibbs", "vb"):
         model = _kernel_model(X, y, k_max)
+        tuned = f"theta={model.lengthscale:.4g}"
         if method == "vb":
             fitted = bayesvm.fit(model, method="vb", seed=rng)
-        else:
-            chain = {"draws": protocol.draws, "tune": protocol.tune, "thin": protocol.thin}
-            fitted = _sampled(model, method, rng, **chain)
-        stats = getattr(fitted.idata, "sample_stats", None)
-        has = stats is not None and "n_active" in stats
-        return {
-            "classifier": fitted,
-            "seconds": fitted.runtime_s,
-            "k_max": model.k_max if method == "rj" else None,
-            "n_active": float(stats["n_active"].mean()) if has else float(y.size),
-            "accept_rate": (
-                float(stats["accept_rate"].mean())
-                if stats is not None and "accept_rate" in stats
-                else None
-            ),
-            "tuned": f"theta={model.lengthscale:.4g}",
-            "converged": fitted.converged,
-        }
+            return _fitted(
+                fitted, fitted.runtime_s, tuned, n_active=float(y.size), converged=fitted.converged
+            )
+        chain = {"draws": protocol.draws, "tune": protocol.tune, "thin": protocol.thin}
+        fitted = _sampled(model, method, rng, **chain)
+        stats = fitted.idata.sample_stats
+        details = {"n_active": float(stats["n_active"].mean()), "converged": fitted.converged}
+        if method == "rj":
+            details |= {"k_max": model.k_max, "accept_rate": float(stats["accept_rate"].mean())}
+        return _fitted(fitted, fitted.runtime_s, tuned, **details)
     start = time.perf_counter()
     if method == "svm":
         search = fit_rbf_svm(
@@ -354,29 +354,16 @@ def _fit_compared(method: str, X, y, protocol: Protocol, rng, k_max: int) -> dic
             folds=protocol.svm_folds,
             seed=rng,
         )
-        seconds = time.perf_counter() - start
         best = search.best_params_
-        return {
-            "classifier": search,
-            "seconds": seconds,
-            "k_max": None,
-            "n_active": float(search.best_estimator_.n_support_.sum()),
-            "accept_rate": None,
-            "tuned": f"C={best['C']:.4g}, gamma={best['gamma']:.4g}",
-            "converged": None,
-        }
+        return _fitted(
+            search,
+            time.perf_counter() - start,
+            f"C={best['C']:.4g}, gamma={best['gamma']:.4g}",
+            n_active=float(search.best_estimator_.n_support_.sum()),
+        )
     if method == "gpc":
         gpc = _gp_classifier(X, protocol.gpc_restarts, rng).fit(X, y)
-        seconds = time.perf_counter() - start
-        return {
-            "classifier": gpc,
-            "seconds": seconds,
-            "k_max": None,
-            "n_active": None,
-            "accept_rate": None,
-            "tuned": str(gpc.kernel_),
-            "converged": None,
-        }
+        return _fitted(gpc, time.perf_counter() - start, str(gpc.kernel_))
     raise ValueError(f"method must be one of {COMPARED}; got {method!r}")
 
 
@@ -409,8 +396,9 @@ def split_rows(*, dataset: str, split: int, seed: int, methods, protocol: Protoc
     list of dict
         One row per method: ``method``; ``error``, the test error rate in %; ``seconds``, the
         wall time of the fit (SVM: cross-validation and refit; GPC: marginal likelihood
-        optimisation); ``n_active``, the kernel vectors the classifier uses (FBGKM: mean over
-        the kept draws; BGKM: every training row; SVM: support vectors; blank for GPC);
+        optimisation); ``k_max`` of FBGKM; ``n_active``, the kernel vectors the classifier
+        uses (FBGKM: mean over the kept draws; BGKM: every training row; SVM: support
+        vectors; blank for GPC);
         ``accept_rate`` of the reversible jump moves (FBGKM); ``tuned``, the kernel's
         hyperparameters; ``converged`` (the Bayesian fit passed its checks; blank for SVM and
         GPC); ``warnings``; ``n_train``, ``n_test`` and ``partition`` (``"bundled"`` or
