@@ -13,6 +13,7 @@ Examples
     $ bayesvm reproduce linlogit --quick --methods vb,ml
     $ bayesvm reproduce spam --quick --methods sparse_vb,lasso_ecme
     $ bayesvm reproduce cardiac --quick --workers 2
+    $ bayesvm reproduce kernel --methods vb,svm,gpc --benchmarks ringnorm,waveform
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from bayesvm.bench_sparse import run_model_search_bench
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
+from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.models import KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
@@ -43,13 +45,14 @@ from bayesvm.system_info import format_info
 __all__ = ["main", "CASE_STUDIES"]
 
 # ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
-# n_datasets=..., scheduler=..., resume=True])`` of these modules.
+# n_datasets=..., benchmarks=..., scheduler=..., resume=True])`` of these modules.
 CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
     "linlogit": "bayesvm.case_studies.linlogit",
     "spam": "bayesvm.case_studies.spam",
     "cardiac": "bayesvm.case_studies.cardiac",
+    "kernel": "bayesvm.case_studies.kernel",
 }
 
 
@@ -204,6 +207,11 @@ def _parser() -> argparse.ArgumentParser:
         "--datasets",
         type=_positive_int,
         help="data sets (or splits) per cell instead of the paper's",
+    )
+    reproduce.add_argument(
+        "--benchmarks",
+        type=_names,
+        help="comma-separated subset of the study's benchmark data sets (kernel)",
     )
     reproduce.add_argument(
         "--scheduler",
@@ -399,6 +407,7 @@ def _reproduce(args) -> None:
     options = {
         "methods": args.methods,
         "n_datasets": args.datasets,
+        "benchmarks": args.benchmarks,
         "scheduler": args.scheduler,
         "resume": args.resume or None,
     }
@@ -414,6 +423,9 @@ def _reproduce(args) -> None:
     if unknown:
         choices = ", ".join(case_study.METHODS)
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
+    unknown = sorted(set(args.benchmarks) - set(BENCHMARKS)) if args.benchmarks else []
+    if unknown:
+        raise CommandError(f"unknown benchmarks {unknown}; choose from {', '.join(BENCHMARKS)}")
     try:
         case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     except ResumeMismatchError as error:

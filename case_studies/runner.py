@@ -119,11 +119,23 @@ def choose_protocol(paper, quick_protocol, *, quick: bool, n_datasets: int | Non
     return replace(protocol, **{field: n_datasets})
 
 
-def split_tasks(function: Callable, n_splits: int, **kwargs) -> list[Task]:
-    """One task per random split, ``function(split=..., **kwargs)``, keyed by its number."""
+def split_tasks(
+    function: Callable, n_splits: int, *, datasets: Sequence[str] | None = None, **kwargs
+) -> list[Task]:
+    """One task per random split, ``function(split=..., **kwargs)``, keyed by its number; with
+    ``datasets``, one per data set and split, ``function(dataset=..., split=..., **kwargs)``,
+    keyed by both (data set by data set).
+    """
+    if datasets is None:
+        return [
+            Task(key={"split": split}, function=function, kwargs={"split": split, **kwargs})
+            for split in range(n_splits)
+        ]
     return [
-        Task(key={"split": split}, function=function, kwargs={"split": split, **kwargs})
-        for split in range(n_splits)
+        Task(key=key, function=function, kwargs={**key, **kwargs})
+        for key in (
+            {"dataset": name, "split": split} for name in datasets for split in range(n_splits)
+        )
     ]
 
 
@@ -152,10 +164,11 @@ def split_study(
     n_datasets: int | None,
     seed: int,
     out_dir,
+    datasets: Sequence[str] | None = None,
 ) -> SplitStudy:
     """Prepare ``study``: :func:`check_methods`, :func:`choose_protocol` (``n_datasets``
-    splits), the folder ``out_dir``, :func:`split_tasks` of ``function`` and
-    :func:`study_settings`.
+    splits), the folder ``out_dir``, :func:`split_tasks` of ``function`` (for each of
+    ``datasets`` when given) and :func:`study_settings` (with ``datasets``).
     """
     methods = check_methods(methods, allowed)
     protocol = choose_protocol(
@@ -163,8 +176,17 @@ def split_study(
     )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = split_tasks(function, protocol.n_splits, seed=seed, methods=methods, protocol=protocol)
+    tasks = split_tasks(
+        function,
+        protocol.n_splits,
+        datasets=datasets,
+        seed=seed,
+        methods=methods,
+        protocol=protocol,
+    )
     settings = study_settings(study, methods=methods, quick=quick, seed=seed, protocol=protocol)
+    if datasets is not None:
+        settings["datasets"] = tuple(datasets)
     return SplitStudy(methods, protocol, out_dir, tasks, settings)
 
 

@@ -1,7 +1,18 @@
 import hashlib
 import re
 
-from bayesvm.data import data_path, load_cardiac, load_heart, load_spam, load_toenail
+import numpy as np
+import pytest
+
+from bayesvm.data import (
+    BENCHMARKS,
+    data_path,
+    load_benchmark,
+    load_cardiac,
+    load_heart,
+    load_spam,
+    load_toenail,
+)
 
 
 def _provenance_md5(name: str) -> str:
@@ -27,7 +38,8 @@ def test_toenail_matches_its_provenance():
 
 
 def test_bundled_files_have_the_md5_of_their_provenance():
-    for name in ["toenail.csv", "heart.csv", "spam.csv", "acath.csv"]:
+    benchmarks = [f"{name}{suffix}" for name in BENCHMARKS for suffix in (".csv", "_splits.json")]
+    for name in ["toenail.csv", "heart.csv", "spam.csv", "acath.csv", *benchmarks]:
         digest = hashlib.md5(data_path(name).read_bytes()).hexdigest()
         assert digest == _provenance_md5(name), name
 
@@ -63,3 +75,36 @@ def test_cardiac_matches_its_provenance():
     assert frame["sex"].value_counts().to_dict() == {0: 2405, 1: 1099}
     assert (frame["cad.dur"] == 0).sum() == 123 and frame["cad.dur"].min() == 0
     assert frame.duplicated().sum() == 132
+
+
+# Zhang et al. (2010) Table 1 (n, m, p) and the provenance's class counts and realisations.
+BENCHMARK_FACTS = {
+    "ringnorm": (400, 7000, 20, 3664, 10),
+    "twonorm": (400, 7000, 20, 3703, 1),
+    "waveform": (400, 4600, 21, 1647, 10),
+}
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmark_matches_table_1_and_its_provenance(name):
+    n_train, n_test, n_features, n_positive, n_splits = BENCHMARK_FACTS[name]
+    X, y, splits = load_benchmark(name)
+    assert X.shape == (n_train + n_test, n_features) and X.dtype == float
+    assert set(np.unique(y)) == {-1, 1} and (y == 1).sum() == n_positive
+    assert len(splits) == n_splits
+    for train, test in splits:
+        assert (train.size, test.size) == (n_train, n_test)
+        # Rätsch's convention: the test part is every row outside the training part.
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(y.size))
+    # Realisation 1's training rows come first in the file.
+    assert np.array_equal(splits[0][0], np.arange(n_train))
+
+
+def test_benchmark_splits_differ_between_realisations():
+    _, _, splits = load_benchmark("ringnorm")
+    assert len({tuple(train) for train, _ in splits}) == len(splits)
+
+
+def test_unknown_benchmark_is_refused():
+    with pytest.raises(ValueError, match="ringnorm"):
+        load_benchmark("banana")

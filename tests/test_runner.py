@@ -1,5 +1,6 @@
 import json
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,8 @@ from bayesvm.case_studies.runner import (
     check_methods,
     run_tasks,
     settings_path,
+    split_study,
+    split_tasks,
     task_seed,
 )
 
@@ -224,3 +227,39 @@ def test_check_methods():
     for bad in [[], ["nuts"]]:
         with pytest.raises(ValueError, match="non-empty subset"):
             check_methods(bad, ("svm", "vb"))
+
+
+def test_split_tasks_over_data_sets_are_keyed_by_both():
+    tasks = split_tasks(draw_rows, 2, datasets=("ringnorm", "twonorm"), seed=0)
+    assert [task.key for task in tasks] == [
+        {"dataset": "ringnorm", "split": 0},
+        {"dataset": "ringnorm", "split": 1},
+        {"dataset": "twonorm", "split": 0},
+        {"dataset": "twonorm", "split": 1},
+    ]
+    assert tasks[3].kwargs == {"dataset": "twonorm", "split": 1, "seed": 0}
+    assert [task.key for task in split_tasks(draw_rows, 2, seed=0)] == [{"split": 0}, {"split": 1}]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    n_splits: int = 3
+
+
+def test_split_study_over_data_sets_records_them(tmp_path):
+    study = split_study(
+        "demo",
+        draw_rows,
+        methods=["a"],
+        allowed=("a", "b"),
+        paper=Sizes(),
+        quick_protocol=Sizes(1),
+        quick=False,
+        n_datasets=2,
+        seed=4,
+        out_dir=tmp_path / "out",
+        datasets=("x", "y"),
+    )
+    assert len(study.tasks) == 4 and study.tasks[-1].key == {"dataset": "y", "split": 1}
+    assert study.settings["datasets"] == ("x", "y") and study.settings["n_splits"] == 2
+    assert (tmp_path / "out").is_dir()
