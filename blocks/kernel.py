@@ -278,22 +278,29 @@ class KernelCoefficients(Block):
         return self._all_active_stats(self.all_active.sample(conditional, rng), True)
 
     # -- reversible jump: active vectors ------------------------------------------------------
+    def _matrices(self, eta: float, g: float, weights=None) -> tuple[_Sum, _KernelPrior]:
+        """``P = [1, K]^T W [1, K] + Sigma`` and ``Sigma = diag(eta, g K)``, entries on demand
+        (the probit's unit-weight Gram kept from sweep to sweep).
+        """
+        gram = self._gram if self.fixed_weights else _Gram(self.design, weights)
+        prior = _KernelPrior(self.kernel, eta, g)
+        return _Sum(gram, prior), prior
+
     def _collapsed(self, params: Drawn) -> CollapsedGaussian:
         likelihood = params.stats[self.likelihood]
         eta, g = self._precisions(params.stats)
-        gram = self._gram if self.fixed_weights else _Gram(self.design, likelihood.weights)
-        prior = _KernelPrior(self.kernel, eta, g)
+        precision, prior = self._matrices(eta, g, likelihood.weights)
         order = self._order(params.inclusion)
-        key = (tuple(order), eta, g)
-        precision_factor = self._precision_factor[1] if self._precision_factor[0] == key else None
-        if not self.fixed_weights:
-            precision_factor = None
+        kept, factor = self._precision_factor  # set by the probit's step of this sweep
         return CollapsedGaussian.from_matrices(
-            _Sum(gram, prior),
+            precision,
             prior,
             _Linear(self.design, likelihood.response),
             order,
-            factors=(precision_factor, self._prior_factor(order, eta, g)),
+            factors=(
+                factor if kept == (tuple(order), eta, g) else None,
+                self._prior_factor(order, eta, g),
+            ),
         )
 
     def _order(self, inclusion: np.ndarray) -> list[int]:
@@ -332,7 +339,7 @@ class KernelCoefficients(Block):
             )
             accepted += took
         theta = collapsed.draw(rng)
-        g = collapsed.prior.matrix.g
+        _, g = self._precisions(params.stats)
         kernel_factor = collapsed.prior.factor[1:, 1:] / np.sqrt(g)
         self._kernel_factor = (tuple(collapsed.order), kernel_factor)
         whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
@@ -366,7 +373,7 @@ class KernelCoefficients(Block):
             design = self.all_active.design
             return design.matrix, design.gaussian(np.ones(self.n), prior).solve
         order = np.asarray(self._order(theta.inclusion))
-        precision = _Sum(self._gram, _KernelPrior(self.kernel, eta, g))
+        precision, _ = self._matrices(eta, g)
         factor = cholesky_lower(precision[np.ix_(order, order)])
         self._precision_factor = ((tuple(order.tolist()), eta, g), factor)
         return self.design[:, order], partial(cholesky_solve, factor)

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.spatial.distance import pdist
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -59,6 +58,7 @@ from bayesvm.case_studies.runner import (
 )
 from bayesvm.data import BENCHMARKS, load_benchmark
 from bayesvm.models import KernelGKM
+from bayesvm.models.kernel_gkm import mean_distance
 
 __all__ = [
     "METHODS",
@@ -293,7 +293,7 @@ def _gp_classifier(X, restarts: int, rng: np.random.Generator) -> GaussianProces
     """The GP classifier, its RBF kernel started at the paper's ``theta`` (scikit-learn's
     length scale is ``theta / sqrt(2)``) with unit amplitude.
     """
-    theta = pdist(X).mean()
+    theta = mean_distance(X)
     return GaussianProcessClassifier(
         ConstantKernel(1.0) * RBF(length_scale=theta / np.sqrt(2.0)),
         n_restarts_optimizer=restarts,
