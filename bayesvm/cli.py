@@ -211,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument(
         "--benchmarks",
         type=_names,
-        help="comma-separated subset of the study's benchmark data sets (kernel)",
+        help="comma-separated subset of the study's benchmark data sets (kernel, gpsvm)",
     )
     reproduce.add_argument(
         "--scheduler",
@@ -423,9 +423,12 @@ def _reproduce(args) -> None:
     if unknown:
         choices = ", ".join(case_study.METHODS)
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
-    unknown = sorted(set(args.benchmarks) - set(BENCHMARKS)) if args.benchmarks else []
+    datasets = getattr(case_study, "DATASETS", BENCHMARKS)
+    unknown = sorted(set(args.benchmarks) - set(datasets)) if args.benchmarks else []
     if unknown:
-        raise CommandError(f"unknown benchmarks {unknown}; choose from {', '.join(BENCHMARKS)}")
+        raise CommandError(
+            f"unknown benchmarks {unknown} for {args.name}; choose from {', '.join(datasets)}"
+        )
     try:
         case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     except ResumeMismatchError as error:
