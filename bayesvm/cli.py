@@ -14,6 +14,7 @@ Examples
     $ bayesvm reproduce spam --quick --methods sparse_vb,lasso_ecme
     $ bayesvm reproduce cardiac --quick --workers 2
     $ bayesvm reproduce kernel --methods vb,svm,gpc --benchmarks ringnorm,waveform
+    $ bayesvm reproduce gpsvm --quick --seed 3 --out results/gpsvm
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from bayesvm.system_info import format_info
 __all__ = ["main", "CASE_STUDIES"]
 
 # ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
-# n_datasets=..., benchmarks=..., scheduler=..., resume=True])`` of these modules.
+# n_datasets=..., benchmarks=..., scheduler=..., resume=True, seed=...])`` of these modules.
 CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
@@ -53,6 +54,7 @@ CASE_STUDIES = {
     "spam": "bayesvm.case_studies.spam",
     "cardiac": "bayesvm.case_studies.cardiac",
     "kernel": "bayesvm.case_studies.kernel",
+    "gpsvm": "bayesvm.case_studies.gpsvm",
 }
 
 
@@ -217,6 +219,11 @@ def _parser() -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         help="run on this Dask cluster, e.g. tcp://host:8786 (needs bayesvm[distributed])",
+    )
+    reproduce.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        help="seed of every split and fit (default: the study's own)",
     )
     reproduce.add_argument(
         "--resume",
@@ -410,6 +417,7 @@ def _reproduce(args) -> None:
         "benchmarks": args.benchmarks,
         "scheduler": args.scheduler,
         "resume": args.resume or None,
+        "seed": args.seed,
     }
     options = {key: value for key, value in options.items() if value is not None}
     parameters = inspect.signature(case_study.run).parameters.values()
