@@ -63,16 +63,20 @@ def build_idata(
 
 
 def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
-    """Add ``observed_data`` (y as -1/+1) and ``constant_data`` (designs) groups."""
-    obs = {"obs_id": np.arange(model.n_samples)}
-    observed = xr.Dataset({"y": (["obs_id"], model.y)}, coords=obs)
+    """Add ``observed_data`` (y as -1/+1, when it is in memory) and ``constant_data``
+    (designs) groups.
+    """
+    in_memory = isinstance(model.y, np.ndarray)
+    obs = {"obs_id": np.arange(model.n_samples)} if in_memory else {}
     constant = xr.Dataset(
         {name: (dims, values) for name, (dims, values) in model.constant_data().items()},
         coords={**obs, **model.coords},
     )
     if hasattr(model, "classes"):
         constant.attrs["classes"] = [str(c) for c in model.classes]
-    groups = {"observed_data": observed, "constant_data": constant}
+    groups = {"constant_data": constant}
+    if in_memory:
+        groups["observed_data"] = xr.Dataset({"y": (["obs_id"], model.y)}, coords=obs)
     idata.add_groups({k: v for k, v in groups.items() if k not in idata.groups()})
     return idata
 

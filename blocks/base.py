@@ -162,11 +162,14 @@ class Block:
 
 
 def block_drivers(blocks) -> list[str]:
-    """The drivers every block supports, in the order of :data:`DRIVERS`; and ``"rj"``,
+    """The drivers every block supports, in the order of :data:`DRIVERS`; ``"rj"``,
     reversible jump, where a block offers trans-dimensional moves (:meth:`Block.jump`) and
-    every block can be drawn by Gibbs.
+    every block can be drawn by Gibbs; and ``"svi"``, stochastic VI, where every block says
+    so (its global blocks offer natural parameters, its latent ones a minibatch ``scale``).
     """
     drivers = [driver for driver in DRIVERS if all(driver in block.drivers for block in blocks)]
     if "gibbs" in drivers and any("rj" in block.drivers for block in blocks):
         drivers.append("rj")
+    if all("svi" in block.drivers for block in blocks):
+        drivers.append("svi")
     return drivers

@@ -56,6 +56,7 @@ class FixedPrecision(Block):
     """``theta_s ~ N(0, diag(1 / precision))`` with a known precision (no variables)."""
 
     learned = False
+    drivers = frozenset({"gibbs", "vb", "em", "svi"})
 
     def __init__(self, name: str, precision: np.ndarray, coefficients: str, segment: slice):
         self.name = name

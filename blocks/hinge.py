@@ -51,14 +51,21 @@ class LikelihoodStats(NamedTuple):
 
 
 class HingeAugmentation(Block):
-    """The augmentation ``a_i`` of the hinge pseudo-likelihood of labels ``y`` (-1/+1)."""
+    """The augmentation ``a_i`` of the hinge pseudo-likelihood of labels ``y`` (-1/+1).
+
+    ``scale``: how many times each row counts (stochastic VI's minibatch of ``s`` rows out of
+    ``n`` counts ``n / s`` times, Hoffman et al. 2013 eq. 23; Wenzel et al. eq. 9-10): it
+    multiplies the weights, the responses and the bound term.
+    """
 
     name = "hinge"
     latent = True
+    drivers = frozenset({"gibbs", "vb", "em", "svi"})
 
-    def __init__(self, y: np.ndarray, coefficients: str = "theta"):
+    def __init__(self, y: np.ndarray, coefficients: str = "theta", scale: float = 1.0):
         self.y = y
         self.coefficients = coefficients
+        self.scale = scale
 
     def conditional(self, stats) -> np.ndarray:
         """``chi_i = E[(1 - y_i f_i)^2]`` of ``GIG(1/2, 1, chi_i)``."""
@@ -66,7 +73,8 @@ class HingeAugmentation(Block):
         return (1.0 - self.y * coefficients.f_mean) ** 2 + coefficients.f_var
 
     def _stats(self, inv_a: np.ndarray) -> LikelihoodStats:
-        return LikelihoodStats(inv_a, self.y * (1.0 + inv_a))
+        weights = inv_a if self.scale == 1.0 else self.scale * inv_a
+        return LikelihoodStats(weights, self.y * (self.scale + weights))
 
     def sample(self, chi: np.ndarray, rng) -> LikelihoodStats:
         """``1/a_i ~ InverseGaussian(|1 - y_i f_i|^-1, 1)``."""
@@ -84,7 +92,7 @@ class HingeAugmentation(Block):
         """``E log p(y, a | f) - E log q(a)``, summed over observations."""
         root = np.sqrt(np.maximum(chi, CHI_FLOOR))
         f_mean = stats[self.coefficients].f_mean
-        return float((self.y * f_mean - 1.0 - 0.5 * (root + chi / root)).sum())
+        return self.scale * float((self.y * f_mean - 1.0 - 0.5 * (root + chi / root)).sum())
 
     def variational(self, chi: np.ndarray) -> dict:
         """``chi`` of every ``q(a_i)``."""

@@ -1,5 +1,6 @@
 """Bayesian SVM models: data, priors with the papers' defaults, and the PyMC specification."""
 
+from bayesvm.models.gp_svm import GPSVM
 from bayesvm.models.kernel_gkm import KernelGKM
 from bayesvm.models.linear_predictor import LinearPredictorSVM
 from bayesvm.models.linear_regression import LinearRegression
@@ -11,6 +12,7 @@ from bayesvm.models.penalties import FixedGaussian, Laplace, LaplaceSlab, Learne
 from bayesvm.models.spike_slab import SpikeSlabSVM
 
 __all__ = [
+    "GPSVM",
     "KernelGKM",
     "LinearPredictorSVM",
     "LinearRegression",

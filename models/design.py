@@ -110,6 +110,15 @@ class DenseGaussian:
         self.precision_matrix = precision
         self.factor = cholesky_lower(precision)
 
+    @classmethod
+    def from_precision(cls, design: DenseDesign, precision: np.ndarray) -> DenseGaussian:
+        """The Gaussian with the given precision matrix (a stochastic step's), factored."""
+        gaussian = cls.__new__(cls)
+        gaussian.design = design
+        gaussian.precision_matrix = precision
+        gaussian.factor = cholesky_lower(precision)
+        return gaussian
+
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         """``P^-1 rhs``."""
         return cholesky_solve(self.factor, rhs)

@@ -32,13 +32,13 @@ from functools import cached_property
 from typing import Literal
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist
 from scipy.special import log_ndtr
 
 from bayesvm.blocks import FixedPrecision, GammaPrecision, HingeAugmentation
 from bayesvm.blocks.kernel import KernelCoefficients, SilvermanG
 from bayesvm.blocks.probit import ProbitAugmentation
 from bayesvm.models.block_model import BlockModel
+from bayesvm.models.kernels import mean_distance, rbf_kernel
 from bayesvm.models.linear_predictor import frame_to_arrays
 from bayesvm.models.validation import (
     as_design,
@@ -52,16 +52,6 @@ __all__ = ["KernelGKM", "rbf_kernel", "mean_distance"]
 
 KERNELS = ("rbf",)
 LIKELIHOODS = ("probit", "hinge")
-
-
-def rbf_kernel(A: np.ndarray, B: np.ndarray, lengthscale: float) -> np.ndarray:
-    """``K(a, b) = exp(-||a - b||^2 / theta^2)`` (Zhang et al. section 4) between the rows."""
-    return np.exp(-cdist(A, B, "sqeuclidean") / lengthscale**2)
-
-
-def mean_distance(X: np.ndarray) -> float:
-    """The mean Euclidean distance between the rows of ``X`` (section 4's ``theta``)."""
-    return float(np.mean(pdist(X)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,7 +31,7 @@ NUTS_SAMPLERS = ("pymc", "nutpie")
 
 
 def _supports(model) -> bool:
-    return hasattr(model, "to_pymc")
+    return hasattr(model, "to_pymc") and getattr(model, "pymc_specified", True)
 
 
 def step_methods(pymc_model, var_names) -> dict[str, str]:

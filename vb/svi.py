@@ -1,0 +1,321 @@
+"""Stochastic variational inference over a model's blocks (Hoffman, Blei, Wang & Paisley 2013).
+
+Each step takes a minibatch ``S`` of rows (Wenzel et al. Algorithm 1, line 6). The model's
+blocks on those rows count each row ``n / |S|`` times; the driver then
+
+1. sets every *global* block's ``q`` from its natural parameters, on the minibatch's rows;
+2. sets every *latent* block (local: one variable per row) to its complete conditional given
+   the others, in closed form (line 7: ``alpha_i``);
+3. computes each global block's conditional given those statistics: the natural parameters
+   ``eta-hat`` the whole data set would give if it were ``n / |S|`` copies of the minibatch
+   (lines 9-10, eq. 9-10), and steps ``eta <- (1 - rho_t) eta + rho_t eta-hat`` (lines 11-12),
+   a natural-gradient step of length ``rho_t`` on the bound.
+
+The step sizes are Robbins-Monro's ``rho_t = (t + tau)^-kappa`` (Hoffman et al. eq. 26):
+``sum rho_t = inf`` and ``sum rho_t^2 < inf`` for ``kappa`` in ``(1/2, 1]``, so the iterates
+converge to a local optimum of the bound. (Wenzel et al. use Ranganath et al.'s adaptive rate;
+the schedule here is the simpler one their convergence argument rests on.) With the whole data
+set as the batch and ``kappa = 0`` each step is a CAVI sweep.
+
+Stopping: at the end of each *check period* (an epoch, at most :data:`CHECK_STEPS` steps) the
+driver compares ``q``'s mean with the previous check's; it stops when the relative change is
+below ``tol``. The bound's minibatch estimates (the blocks' terms, the likelihood counted
+``n / |S|`` times) are averaged over each period into the ``lower_bound`` trace and shown on
+the progress bar. ML-II (section 4.3; the model's ``hyperparameter_gradient``) adds an ascent
+step in the kernel's hyperparameters every ``hyper_every`` steps, with ``q(u)`` held fixed (eq.
+12), on the log scale with Adam's per-coordinate step sizes (Kingma & Ba 2015), because the
+gradients in the length-scale and the variance differ by orders of magnitude.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+from bayesvm.registry import block_driver, register
+from bayesvm.results import Fit, build_idata
+
+__all__ = ["fit_svi", "CHECK_STEPS"]
+
+#: Most steps between two convergence checks (one epoch when that is shorter).
+CHECK_STEPS = 2000
+
+
+@register("svi", block_driver("svi"))
+def fit_svi(
+    model,
+    *,
+    batch_size: int | None = None,
+    max_iter: int | None = None,
+    epochs: int = 50,
+    tol: float = 1e-3,
+    step: tuple[float, float] = (1.0, 0.75),
+    learn_hyperparameters: bool | tuple = False,
+    hyper_every: int = 10,
+    hyper_rate: float = 0.05,
+    seed=None,
+    progressbar: bool = True,
+    draws: int = 1000,
+) -> Fit:
+    """Fit by stochastic VI: natural-gradient steps on minibatches (module docstring).
+
+    Parameters
+    ----------
+    batch_size : int, optional
+        Rows per step; default the model's paper's (``model.svi_settings``: 10).
+    max_iter : int, optional
+        Most steps; default ``epochs`` passes over the data.
+    epochs : int
+        Most passes over the data when ``max_iter`` is not given.
+    tol : float
+        Stop when ``q``'s mean moves by less than this, relative to its size, over a check
+        period.
+    step : (tau, kappa)
+        ``rho_t = (t + tau)^-kappa``; ``tau >= 1``, ``kappa`` in ``(1/2, 1]`` for minibatches
+        (``kappa = 0`` with full batches is coordinate ascent).
+    learn_hyperparameters : bool or tuple of str
+        ML-II: also ascend the bound in the kernel's log hyperparameters, one step every
+        ``hyper_every`` variational steps, Adam's step size ``hyper_rate``. True learns the
+        length-scale (section 5.4); ``("lengthscale", "variance")`` both. (The hinge
+        pseudo-likelihood is not normalised, and on well separated data its bound rises
+        without end in the variance, as a larger ``f`` pays less hinge loss.) The fit's
+        ``model`` is then the model at the learned values.
+    seed : int or numpy Generator, optional
+        Minibatch order and the draws from ``q``.
+    progressbar : bool
+        Show the steps and the running bound.
+    draws : int
+        Draws from ``q`` stored as the posterior.
+    """
+    tau, kappa = _check_step(step)
+    n = model.n_samples
+    batch_size = model.svi_settings["batch_size"] if batch_size is None else batch_size
+    _check_positive_int("batch_size", batch_size)
+    _check_positive_int("epochs", epochs)
+    _check_positive_int("hyper_every", hyper_every)
+    if not (isinstance(hyper_rate, float | int) and hyper_rate > 0):
+        raise ValueError(f"hyper_rate must be a number > 0; got {hyper_rate!r}")
+    learned = _learned(model, learn_hyperparameters)
+    batch_size = min(batch_size, n)
+    steps_per_epoch = math.ceil(n / batch_size)
+    max_iter = epochs * steps_per_epoch if max_iter is None else max_iter
+    check_every = min(steps_per_epoch, CHECK_STEPS)
+    rng = np.random.default_rng(seed)
+    batches = model.minibatches(batch_size, rng)
+
+    natural = None
+    trace, hyper_trace, period = [], [], []
+    previous_mean = None
+    converged = interrupted = False
+    adam = Adam(rate=hyper_rate)
+    t = 0
+    with _Progress(progressbar, max_iter) as progress:
+        try:
+            for t in range(1, max_iter + 1):
+                batch = next(batches)
+                blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
+                if natural is None:
+                    natural = {b.name: b.initial_natural() for b in blocks if _is_global(b)}
+                params, stats = _local_step(blocks, natural)
+                period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
+                rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
+                for block in blocks:
+                    if block.name in natural:
+                        target = block.natural(block.conditional(stats))
+                        natural[block.name] = tuple(
+                            (1.0 - rho) * old + rho * new
+                            for old, new in zip(natural[block.name], target, strict=True)
+                        )
+                if learned.any() and t % hyper_every == 0:
+                    model, natural = _hyper_step(
+                        model, blocks, params, stats, batch, natural, adam, learned
+                    )
+                    hyper_trace.append([t, model.lengthscale, model.variance])
+                if t % check_every == 0 or t == max_iter:
+                    trace.append(float(np.mean(period)))
+                    period = []
+                    progress.update(t, trace[-1])
+                    mean = _global_mean(natural)
+                    if previous_mean is not None:
+                        change = np.linalg.norm(mean - previous_mean)
+                        if change <= tol * max(np.linalg.norm(mean), 1e-12):
+                            converged = True
+                            break
+                    previous_mean = mean
+        except KeyboardInterrupt:
+            interrupted = True
+            warnings.warn(f"interrupted after {t} steps", stacklevel=2)
+    if natural is None:
+        raise KeyboardInterrupt("interrupted before the first step")
+    return _result(model, natural, trace, hyper_trace, t, converged, interrupted, tol, rng, draws)
+
+
+def _is_global(block) -> bool:
+    return not block.latent and hasattr(block, "natural")
+
+
+def _local_step(blocks, natural):
+    """``q`` of the global blocks from their natural parameters, the others in closed form."""
+    params, stats = {}, {}
+    for block in blocks:
+        if block.name in natural:
+            q = block.from_natural(natural[block.name])
+        else:
+            q = block.conditional(stats)
+        params[block.name] = q
+        stats[block.name] = block.expected_stats(q)
+    return params, stats
+
+
+def _global_mean(natural) -> np.ndarray:
+    """Means of the global blocks' ``q`` (what the convergence check compares)."""
+    return np.concatenate(
+        [np.linalg.solve(precision, linear) for precision, linear in natural.values()]
+    )
+
+
+def _learned(model, learn) -> np.ndarray:
+    """Which of ``(lengthscale, variance)`` ML-II moves."""
+    names = ("lengthscale", "variance")
+    if learn is False:
+        return np.zeros(2, dtype=bool)
+    if not hasattr(model, "with_hyperparameters"):
+        raise ValueError(f"{type(model).__name__} has no kernel hyperparameters to learn")
+    chosen = ("lengthscale",) if learn is True else tuple(learn)
+    unknown = set(chosen) - set(names)
+    if unknown or not chosen:
+        raise ValueError(
+            f"learn_hyperparameters must be True, False or names among {names}; got {learn!r}"
+        )
+    return np.isin(names, chosen)
+
+
+def _hyper_step(model, blocks, params, stats, batch, natural, adam, learned):
+    """One ML-II step (eq. 12) with ``q(u)`` fixed, re-expressed in the new whitening."""
+    values = blocks[0]
+    hinge = next(block for block in blocks if block.latent)
+    gradient = model.hyperparameter_gradient(
+        batch,
+        stats[hinge.name].weights / hinge.scale,
+        hinge.scale,
+        *values.moments(params[values.name]),
+    )
+    change = np.exp(adam.step(np.where(learned, gradient, 0.0)))
+    current = model.hyperparameters
+    new = model.with_hyperparameters(
+        **{
+            name: value * factor
+            for (name, value), factor in zip(current.items(), change, strict=True)
+        }
+    )
+    natural = {**natural, values.name: values.rewhitened(natural[values.name], new.whitening)}
+    return new, natural
+
+
+def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted, tol, rng, draws):
+    n = model.n_samples
+    blocks = model.batch_blocks(np.arange(min(n, 1)), np.asarray(model.locations[:1]), np.ones(1))
+    posterior, variational = {}, {}
+    coords = dict(model.coords)
+    for block in blocks:
+        if block.name in natural:
+            q = block.from_natural(natural[block.name])
+            posterior.update({k: v[None] for k, v in block.draw_q(q, rng, draws).items()})
+            variational.update(block.variational(q))
+            coords.update(block.variational_coords())
+    variational["lower_bound"] = (["check"], np.asarray(trace))
+    for name, value in model.hyperparameters.items():
+        variational[name] = ((), value)
+    if hyper_trace:
+        history = np.asarray(hyper_trace)
+        variational["hyper_step"] = (["hyper_iteration"], history[:, 0].astype(int))
+        variational["lengthscale_trace"] = (["hyper_iteration"], history[:, 1])
+        variational["variance_trace"] = (["hyper_iteration"], history[:, 2])
+    problems = []
+    if interrupted:
+        problems.append(f"interrupted after {n_steps} steps, before converging")
+    elif not converged:
+        problems.append(
+            f"stopped after {n_steps} steps with q's mean still moving by more than "
+            f"tol={tol:g} per check: raise max_iter or epochs"
+        )
+    idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
+    return Fit(
+        model,
+        idata,
+        "svi",
+        "variational",
+        n_iter=n_steps,
+        converged=converged and not interrupted,
+        problems=problems,
+        lower_bound_trace=np.asarray(trace),
+    )
+
+
+def _check_step(step) -> tuple[float, float]:
+    try:
+        tau, kappa = (float(value) for value in step)
+    except (TypeError, ValueError):
+        raise ValueError(f"step must be a pair (tau, kappa); got {step!r}") from None
+    if not (tau >= 1.0 and 0.0 <= kappa <= 1.0):
+        raise ValueError(f"step needs tau >= 1 and 0 <= kappa <= 1; got {step!r}")
+    return tau, kappa
+
+
+def _check_positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+
+
+class _Progress:
+    """A rich progress bar of the steps, showing the running bound (or nothing when off)."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import Progress, TextColumn
+
+            self.bar = Progress(
+                *Progress.get_default_columns(), TextColumn("{task.fields[bound]}"),
+                transient=True,
+            )  # fmt: skip
+            self.bar.start()
+            self.task = self.bar.add_task("svi", total=self.total, bound="")
+        return self
+
+    def update(self, step: int, bound: float) -> None:
+        if self.enabled:
+            self.bar.update(self.task, completed=step, bound=f"bound ~ {bound:.6g}")
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.stop()
+        return False
+
+
+@dataclass
+class Adam:
+    """Adam's ascent on a parameter vector (Kingma & Ba 2015, Algorithm 1)."""
+
+    rate: float = 0.05
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+    steps: int = 0
+    first: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    second: np.ndarray = field(default_factory=lambda: np.zeros(2))
+
+    def step(self, gradient: np.ndarray) -> np.ndarray:
+        """The change of the parameters for an ascent along ``gradient``."""
+        self.steps += 1
+        self.first = self.beta1 * self.first + (1 - self.beta1) * gradient
+        self.second = self.beta2 * self.second + (1 - self.beta2) * gradient**2
+        first = self.first / (1 - self.beta1**self.steps)
+        second = self.second / (1 - self.beta2**self.steps)
+        return self.rate * first / (np.sqrt(second) + self.epsilon)
