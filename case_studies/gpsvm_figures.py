@@ -46,7 +46,9 @@ def runtime_figure(runtime: pd.DataFrame, labels: Mapping[str, str]) -> Figure:
     return figure
 
 
-def mlii_figure(mlii: pd.DataFrame, learned_lengthscale: float, dataset: str) -> Figure:
+def mlii_figure(
+    mlii: pd.DataFrame, learned_lengthscale: float, at_learned: Mapping[str, float], dataset: str
+) -> Figure:
     """Figure 2: mean validation error and Brier score over the folds against the lengthscale
     (log scale), the ML-II lengthscale marked by a red circle on each curve.
 
@@ -56,6 +58,8 @@ def mlii_figure(mlii: pd.DataFrame, learned_lengthscale: float, dataset: str) ->
         Columns ``lengthscale``, ``error`` and ``brier``, one row per lengthscale and fold.
     learned_lengthscale : float
         The lengthscale ML-II found.
+    at_learned : mapping of str to float
+        The curves' ``error`` and ``brier`` there (where the circles go).
     dataset : str
         Name of the data set, for the title.
     """
@@ -66,10 +70,9 @@ def mlii_figure(mlii: pd.DataFrame, learned_lengthscale: float, dataset: str) ->
         axes, [("error", "validation error"), ("brier", "validation Brier score")], strict=True
     ):
         ax.plot(means.index, means[column], color="black", linewidth=1.0)
-        nearest = means.index[abs(means.index - learned_lengthscale).argmin()]
         ax.plot(
             [learned_lengthscale],
-            [means.loc[nearest, column]],
+            [at_learned[column]],
             marker="o",
             markersize=10,
             markerfacecolor="none",
