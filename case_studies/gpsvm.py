@@ -467,6 +467,25 @@ def _mlii_fit(X, y, inducing: int, protocol: Protocol, rng, *, batch_size=None):
     return fitted, fitted.model
 
 
+def _sbsvm(X, y, protocol: Protocol, rng, **model_options):
+    """S-BSVM with the protocol's minibatches and steps on ``X, y``; ``model_options`` go to
+    :meth:`GPSVM.from_arrays`. Returns the fit and the seconds spent building the model
+    (choosing its inducing points).
+    """
+    start = time.perf_counter()
+    model = GPSVM.from_arrays(X, y, seed=_int_seed(rng), **model_options)
+    build_seconds = time.perf_counter() - start
+    fitted = bayesvm.fit(
+        model,
+        "svi",
+        batch_size=protocol.batch_size,
+        **_max_iter(protocol.svi_max_iter),
+        seed=rng,
+        progressbar=False,
+    )
+    return fitted, build_seconds
+
+
 def _max_iter(max_iter: int | None) -> dict:
     return {} if max_iter is None else {"max_iter": max_iter}
 
@@ -493,11 +512,12 @@ def _fit_compared(method, dataset, X, y, X_test, y_test, protocol, rng, kernel) 
     n_train = y.size
     m = inducing_count(dataset, n_train, protocol)
     full = n_train <= protocol.full_gp_max_n
-    if method == "svi" or (method == "vb" and not full):
+    if method == "svi":
+        fitted, _ = _sbsvm(X, y, protocol, rng, **kernel, inducing=m)
+        return _bayesian_row(fitted, X_test, y_test, str(m))
+    if method == "vb" and not full:
         model = GPSVM.from_arrays(X, y, **kernel, inducing=m, seed=_int_seed(rng))
-        options = {"batch_size": protocol.batch_size, "progressbar": False}
-        options = {**options, **_max_iter(protocol.svi_max_iter)} if method == "svi" else {}
-        fitted = bayesvm.fit(model, method, seed=rng, **options)
+        fitted = bayesvm.fit(model, "vb", seed=rng)
         return _bayesian_row(fitted, X_test, y_test, str(m))
     if method in ("vb", "ecm"):
         if not full:
@@ -652,22 +672,10 @@ def mlii_rows(
     for fold, (train, test) in enumerate(folds):
         m = inducing_count(dataset, train.size, protocol)
         with trust_notes(), threadpool_limits(limits=1):
-            model = GPSVM.from_arrays(
-                X[train],
-                y[train],
-                lengthscale=lengthscale,
-                variance=variance,
+            fitted, _ = _sbsvm(
+                X[train], y[train], protocol, rng, lengthscale=lengthscale, variance=variance,
                 inducing=m,
-                seed=_int_seed(rng),
-            )
-            fitted = bayesvm.fit(
-                model,
-                "svi",
-                batch_size=protocol.batch_size,
-                **_max_iter(protocol.svi_max_iter),
-                seed=rng,
-                progressbar=False,
-            )
+            )  # fmt: skip
         row = _bayesian_row(fitted, X[test], y[test], str(m))
         rows.append({"lengthscale": lengthscale, "fold": fold, **row})
     return rows
@@ -688,9 +696,8 @@ def inducing_rows(
     Returns
     -------
     list of dict
-        One row per fold: ``fold``, ``error``, ``brier``, ``seconds`` (the fit, inducing
-        points chosen inside it), ``select_seconds`` (choosing the inducing points when the
-        model is built), ``n_iter``.
+        One row per fold: ``fold``, ``error``, ``brier``, ``seconds`` (the fit),
+        ``select_seconds`` (building the model: choosing the inducing points), ``n_iter``.
     """
     X, y, folds = _folds_of("waveform", protocol, seed)
     rng = np.random.default_rng(
@@ -699,24 +706,10 @@ def inducing_rows(
     rows = []
     for fold, (train, test) in enumerate(folds[: protocol.inducing_folds]):
         with trust_notes(), threadpool_limits(limits=1):
-            start = time.perf_counter()
-            model = GPSVM.from_arrays(
-                X[train],
-                y[train],
-                **kernel,
-                inducing=min(inducing, train.size),
-                inducing_method=inducing_method,
-                seed=_int_seed(rng),
-            )
-            select_seconds = time.perf_counter() - start
-            fitted = bayesvm.fit(
-                model,
-                "svi",
-                batch_size=protocol.batch_size,
-                **_max_iter(protocol.svi_max_iter),
-                seed=rng,
-                progressbar=False,
-            )
+            fitted, select_seconds = _sbsvm(
+                X[train], y[train], protocol, rng, **kernel,
+                inducing=min(inducing, train.size), inducing_method=inducing_method,
+            )  # fmt: skip
         row = _bayesian_row(fitted, X[test], y[test], str(min(inducing, train.size)))
         rows.append({"fold": fold, **row, "select_seconds": select_seconds})
     return rows
