@@ -1406,7 +1406,13 @@ def run(
         benchmarks,
         quick=quick,
         seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
+        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s)
+        + (
+            " Resumed: the rows kept from the interrupted run were timed there, and the wall "
+            "time counts this run only."
+            if resume
+            else ""
+        ),
     )
     (out_dir / "report.md").write_text(report)
     return results
@@ -1420,6 +1426,7 @@ def _report(kernels, results, outputs, protocol, methods, benchmarks, *, quick, 
     ]
     if not kernels.empty:
         shown = kernels[["dataset", "lengthscale", "variance", "source", "mlii_lengthscale"]]
+        unconverged = int((~kernels["converged"].astype(str).eq("True")).sum())
         sections += [
             "## Kernel of each data set",
             "RBF kernel variance * exp(-||x - x'||^2 / lengthscale^2), fixed for every method "
@@ -1431,7 +1438,18 @@ def _report(kernels, results, outputs, protocol, methods, benchmarks, *, quick, 
             "normalised, and its bound rises without end in the variance. Choosing the kernel on "
             "all rows, held-out folds included, follows the paper's fixed kernel; it favours "
             "every method alike.",
-            markdown_table(shown.rename(columns={"dataset": "data set"})),
+            markdown_table(
+                shown.rename(columns={"dataset": "data set", "mlii_lengthscale": "ML-II's"})
+            ),
+            *(
+                [
+                    f"{unconverged} of the {len(kernels)} ML-II fits stopped at their iteration "
+                    "limit before meeting S-BSVM's convergence rule (see `warnings` in "
+                    "`gpsvm_lengthscale.csv`); their lengthscale is where the last step left it."
+                ]
+                if unconverged
+                else []
+            ),
         ]
     if not results.empty:
         compared = [method for method in methods if method in COMPARED]
@@ -1445,7 +1463,9 @@ def _report(kernels, results, outputs, protocol, methods, benchmarks, *, quick, 
             markdown_table(table_1(results, compared)),
             *filter(None, [_unconverged_text(results, labels)]),
             "## Time per fit against the paper",
-            f"The paper ran on {PAPER_MACHINE}. Ours / paper above 1: slower than the paper.",
+            f"The paper ran on {PAPER_MACHINE}. Ours / paper above 1: slower than the paper. "
+            "Our GPC is scikit-learn's Laplace approximation at the fixed kernel; the paper "
+            "does not say which GPC implementation it timed.",
             markdown_table(timing_table(results)),
         ]
     if "runtime" in outputs:

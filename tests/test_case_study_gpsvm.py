@@ -90,6 +90,7 @@ def test_resume_keeps_finished_rows_refits_the_rest_and_refuses_other_settings(q
     interrupted[~last].to_csv(tmp_path / "gpsvm.csv", index=False)
     resumed = gpsvm.run(tmp_path, quick=True, resume=True, seed=5, progressbar=False)
     assert resumed.loc[0, "error"] == 0.999
+    assert "Resumed: the rows kept" in (tmp_path / "report.md").read_text()
     columns = ["dataset", "split", "method", "error", "brier"]
     pd.testing.assert_frame_equal(
         resumed.loc[last, columns].reset_index(drop=True),
