@@ -125,7 +125,7 @@ def fit_svi(
                 rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
                 for block in blocks:
                     if block.name in natural:
-                        target = block.natural(block.conditional(stats))
+                        target = block.conditional_natural(stats)
                         natural[block.name] = tuple(
                             (1.0 - rho) * old + rho * new
                             for old, new in zip(natural[block.name], target, strict=True)
@@ -155,7 +155,7 @@ def fit_svi(
 
 
 def _is_global(block) -> bool:
-    return not block.latent and hasattr(block, "natural")
+    return not block.latent and hasattr(block, "conditional_natural")
 
 
 def _local_step(blocks, natural):
