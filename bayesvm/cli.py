@@ -39,7 +39,7 @@ from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.models import KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -116,10 +116,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--model",
-        choices=["linear", "penalized", "spikeslab", "missing", "kernel"],
+        choices=["linear", "penalized", "spikeslab", "missing", "kernel", "gpsvm"],
         default="linear",
         help="missing: the penalized model with missing predictor values (empty cells) imputed; "
-        "kernel: Zhang et al.'s generalized kernel model (rj: FBGKM; gibbs, vb: BGKM)",
+        "kernel: Zhang et al.'s generalized kernel model (rj: FBGKM; gibbs, vb: BGKM); "
+        "gpsvm: Wenzel et al.'s GP SVM (svi: S-BSVM, vb: B-BSVM)",
     )
     fit.add_argument(
         "--prior",
@@ -139,7 +140,16 @@ def _parser() -> argparse.ArgumentParser:
         "--likelihood", choices=["probit", "hinge"], help="kernel: probit (default) or hinge"
     )
     fit.add_argument("--k-max", type=_positive_int, help="kernel: most active vectors (default n)")
-    fit.add_argument("--method", default="vb", help="vb, gibbs, rj, em, ecme or nuts (default: vb)")
+    fit.add_argument(
+        "--lengthscale", type=float, help="gpsvm: the RBF length-scale (default: mean distance)"
+    )
+    fit.add_argument(
+        "--inducing", type=_positive_int, help="gpsvm: k-means inducing points (default: full GP)"
+    )
+    fit.add_argument("--batch-size", type=_positive_int, help="svi: rows per step (default 10)")
+    fit.add_argument(
+        "--method", default="vb", help="vb, gibbs, rj, em, ecme, svi or nuts (default: vb)"
+    )
     fit.add_argument("--seed", type=_non_negative_int)
     fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
     fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
@@ -239,6 +249,8 @@ def _fit(args) -> None:
         "inclusion": args.inclusion,
         "likelihood": args.likelihood,
         "k_max": args.k_max,
+        "lengthscale": args.lengthscale,
+        "inducing": args.inducing,
     }
     model_options = {key: value for key, value in model_options.items() if value is not None}
     allowed = {
@@ -247,6 +259,7 @@ def _fit(args) -> None:
         "spikeslab": {"prior", "nu", "inclusion"},
         "missing": set(),
         "kernel": {"likelihood", "k_max"},
+        "gpsvm": {"lengthscale", "inducing"},
     }[args.model]
     if set(model_options) - allowed:
         given = ", ".join(
@@ -259,6 +272,7 @@ def _fit(args) -> None:
         "chains": args.chains,
         "tune": args.tune,
         "thin": args.thin,
+        "batch_size": args.batch_size,
     }
     options = {key: value for key, value in options.items() if value is not None}
     takes = {"seed"}
@@ -266,10 +280,10 @@ def _fit(args) -> None:
         takes |= {"draws", "chains", "tune"} | (
             {"thin"} if args.method in ("gibbs", "rj") else set()
         )
-    elif args.method == "vb":
-        takes.add("draws")
+    elif args.method in ("vb", "svi"):
+        takes |= {"draws"} | ({"batch_size"} if args.method == "svi" else set())
     if set(options) - takes:
-        given = ", ".join(f"--{key}" for key in sorted(set(options) - takes))
+        given = ", ".join(f"--{key.replace('_', '-')}" for key in sorted(set(options) - takes))
         raise CommandError(f"method {args.method!r} takes no {given}")
     try:
         data = _read_rows(args.data)
@@ -286,9 +300,15 @@ def _fit(args) -> None:
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)
     # one row per missing cell or per training point: counted, not listed
-    long = {"missing_cell", "vector"}
+    long = {"missing_cell", "vector", "obs_id", "inducing"}
     shown = [name for name in model.var_names if not long & set(model.dims.get(name, []))]
-    print(fit.summary(var_names=shown).to_string())
+    if shown:
+        print(fit.summary(var_names=shown).to_string())
+    if isinstance(model, GPSVM):
+        print(
+            f"{model.var_name}: the GP at {model.n_basis} points, in {args.out}; kernel "
+            f"lengthscale {fit.model.lengthscale:.4g}, variance {fit.model.variance:.4g}"
+        )
     if "x_mis" in model.var_names:
         print(f"x_mis: {model.missing.sum()} imputed cells, in {args.out} (posterior x_mis)")
     if "gamma" in model.var_names and "vector" in model.dims["gamma"]:
@@ -314,6 +334,8 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
         return MissingDataSVM.from_frame(data, target, features)
     if name == "kernel":
         return KernelGKM.from_frame(data, target, features, **options)
+    if name == "gpsvm":
+        return GPSVM.from_frame(data, target, features, **options)
     if name == "linear":
         if options.get("prior") in ("laplace-zero", "gaussian-slab"):
             raise ValueError(

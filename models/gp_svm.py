@@ -145,11 +145,8 @@ class GPSVM(BlockModel):
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
         y_pm, classes = encode_labels(y, n_samples, positive_class)
-        source = RowSource(X, y_pm)
-        return cls._build(
-            source, X, y_pm, classes, feature_names, lengthscale, variance, inducing,
-            inducing_method, seed,
-        )  # fmt: skip
+        options = (feature_names, lengthscale, variance, inducing, inducing_method, seed)
+        return cls._build(X, y_pm, classes, *options)
 
     @classmethod
     def from_frame(cls, df, target: str, features=None, **kwargs) -> GPSVM:
@@ -192,16 +189,14 @@ class GPSVM(BlockModel):
         if classes.size != 2 or not ({*classes} <= {0, 1} or {*classes} <= {-1, 1}):
             raise ValueError(f"from_dask needs labels 0/1 or -1/+1 (two classes); got {classes}")
         y_pm = (2.0 * (y > 0) - 1.0).astype(float)
-        source = RowSource(X, y_pm)
-        return cls._build(
-            source, X, y_pm, classes, feature_names, lengthscale, variance, inducing,
-            inducing_method, seed,
-        )  # fmt: skip
+        options = (feature_names, lengthscale, variance, inducing, inducing_method, seed)
+        return cls._build(X, y_pm, classes, *options)
 
     @classmethod
     def _build(
-        cls, source, X, y, classes, feature_names, lengthscale, variance, inducing, method, seed
+        cls, X, y, classes, feature_names, lengthscale, variance, inducing, method, seed
     ) -> GPSVM:
+        source = RowSource(X, y)
         n_features = X.shape[1]
         check_positive_finite(variance=variance)
         if method not in INDUCING_METHODS:
