@@ -348,12 +348,17 @@ class GPSVM(BlockModel):
 
     @property
     def drivers(self) -> list[str]:
-        """The blocks' drivers; ``"svi"`` alone when the rows stream from Dask."""
-        if self.streamed:
-            row = np.asarray(self.X[:1], dtype=float)
-            drivers = block_drivers(self.batch_blocks(None, row, np.ones(1)))
-            return [driver for driver in drivers if driver == "svi"]
-        return block_drivers(self.blocks)
+        """The blocks' drivers; ``"svi"`` alone when the rows stream from Dask.
+
+        With inducing points they are read off the blocks on one row (the kernel's jitter
+        keeps its ``kt`` positive even at an inducing point), not on every row: stochastic VI
+        must not hold the ``n x m`` design ``Psi`` of the whole data set.
+        """
+        if self.full:
+            return block_drivers(self.blocks)
+        row = np.asarray(self.X[:1], dtype=float)
+        drivers = block_drivers(self.batch_blocks(None, row, np.ones(1)))
+        return [driver for driver in drivers if driver == "svi" or not self.streamed]
 
     def minibatches(self, batch_size: int, rng: np.random.Generator):
         """Endless random minibatches of training rows (:class:`~bayesvm.models.batches.
