@@ -1,8 +1,12 @@
 """What S-BSVM's steps cost: no factorisation they do not need, no design of every row."""
 
+import contextlib
+
 import numpy as np
+import pytest
 
 import bayesvm
+from bayesvm import registry
 from bayesvm.models import GPSVM
 from bayesvm.vb.svi import _local_step
 
@@ -34,3 +38,19 @@ def test_methods_of_a_sparse_model_do_not_build_the_design_of_every_row():
     assert "blocks" not in vars(model)  # the n x m design was never formed
     full = GPSVM.from_arrays(X, y, lengthscale=2.0)
     assert set(bayesvm.methods(full)) == {"vb", "gibbs", "em", "svi", "nuts"}
+
+
+@pytest.mark.filterwarnings("ignore::bayesvm.exceptions.ConvergenceWarning")  # 3 steps
+def test_svi_sets_the_blas_threads_by_a_step_s_work_not_a_pass_s(monkeypatch):
+    X, y = _data()
+    model = GPSVM.from_arrays(X, y, lengthscale=2.0, inducing=8, seed=0)
+    works = []
+
+    def record(work, threads):
+        works.append(work)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(registry, "blas_threads_for", record)
+    bayesvm.fit(model, "svi", batch_size=6, max_iter=3, progressbar=False, draws=5)
+    bayesvm.fit(model, "vb")
+    assert works == [pytest.approx(model.flops_per_iteration * 6 / 60), model.flops_per_iteration]
