@@ -198,7 +198,7 @@ def test_minibatch_svi_reaches_the_vb_fixed_point_in_expectation():
       standard error estimates (4 SE for ~65 comparisons, t with 15 degrees of freedom);
     * the curvature of ``T`` (the weights ``chi^-1/2`` of points on the margin) and the inverse
       from natural parameters to moments turn that variance into a bias ``O(rho_T)``: measured
-      0.13-0.16 ``rho_T`` for both moments at three schedules; allowed ``rho_T max|q|``.
+      0.11-0.16 ``rho_T`` for both moments at four schedules; allowed ``rho_T max|q|``.
     """
     model = GPSVM.from_arrays(
         X100, Y100, lengthscale=LENGTHSCALE, inducing=10, inducing_method="random", seed=0
@@ -228,7 +228,8 @@ def test_ml2_finds_the_grid_maximum_of_the_bound():
     ends within one grid step of the maximum of B-BSVM's bound over a log-spaced grid of
     length-scales, with 15 fixed inducing points on 1-d data whose labels follow
     ``sin(1.5 x)``; and at the maximum of a parabola through the grid's three best points
-    (in log length-scale) within a third of a step (measured 0.75 vs 0.766 at the grid).
+    (in log length-scale) within a third of a step (measured: 0.750 learned from both
+    starts, 0.755 at the vertex, 0.766 at the grid's best; 0.07 of a step from the vertex).
     """
     rng = np.random.default_rng(4)
     X = rng.uniform(-3.0, 3.0, (100, 1))
@@ -367,22 +368,26 @@ def test_dask_with_one_chunk_fits_what_memory_fits(labels01):
 
 @pytest.mark.filterwarnings("ignore:.*stopped after")
 def test_dask_with_chunks_predicts_what_memory_predicts(labels01):
-    """Four chunks of 25 rows visit the rows in another order, so the fits differ by SVI's
-    noise: with ``rho_t = (t + 1)^-0.75`` over 100 epochs, predictive probabilities agree
-    within 0.02 (measured 0.005 at 24 epochs; the in-memory fit's spread over seeds is of
-    the same order).
+    """Five chunks of 20 rows (two minibatches of 10 each) visit the rows in another order
+    than one array, so the fits differ by SVI's noise. With ``rho_t = (t + 1)^-0.75`` over
+    100 epochs both are within 1e-3 of B-BSVM's probabilities (the ``O(rho_T)`` bias) and
+    spread over seeds by an sd of 3e-4 (measured), so they differ by less than ``2e-3 + 4
+    sqrt(2) 3e-4 ~ 4e-3``: allowed 5e-3 (measured 1e-3).
+
+    Chunks of 25 would leave minibatches of 5 that count ``n / 5`` times: an epoch then no
+    longer counts every row once, which multiplies the seeds' spread by ~50 (unbiased still).
     """
     da = pytest.importorskip("dask.array")
     memory = GPSVM.from_arrays(X100, labels01, lengthscale=LENGTHSCALE, inducing=10, seed=0)
     streamed = GPSVM.from_dask(
-        da.from_array(X100, chunks=(25, 2)), da.from_array(labels01, chunks=25),
+        da.from_array(X100, chunks=(20, 2)), da.from_array(labels01, chunks=20),
         lengthscale=LENGTHSCALE, inducing=memory.inducing_points, seed=0,
     )  # fmt: skip
     assert bayesvm.methods(streamed) == ["svi"]
     options = {"batch_size": 10, "epochs": 100, "tol": 0.0, "progressbar": False}
     fits = [bayesvm.fit(m, "svi", seed=3, **options) for m in (memory, streamed)]
     probabilities = [fit.predict_proba(X100)[:, 1] for fit in fits]
-    np.testing.assert_allclose(probabilities[1], probabilities[0], atol=0.02)
+    np.testing.assert_allclose(probabilities[1], probabilities[0], atol=5e-3)
     with pytest.raises(ValueError, match="svi"):
         bayesvm.fit(streamed, "vb")
 
