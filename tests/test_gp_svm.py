@@ -465,3 +465,24 @@ def test_bad_input_is_refused():
             bayesvm.fit(model, "svi", learn_hyperparameters=bad, progressbar=False)
     with pytest.raises(ValueError, match="cannot fit"):
         bayesvm.fit(model, "gibbs")
+
+
+def test_minibatches_are_full_and_visit_every_row_once_per_epoch():
+    """Rows a chunk leaves over start the next minibatch: every minibatch has ``batch_size``
+    rows, and the first ``n`` rows drawn are each row once.
+    """
+    import dask.array as da
+
+    from bayesvm.models.batches import RowSource
+
+    X = np.arange(50.0).reshape(25, 2)
+    y = np.where(np.arange(25) % 2 == 0, 1.0, -1.0)
+    source = RowSource(da.from_array(X, chunks=(7, 2)), da.from_array(y, chunks=7))
+    batches = source.minibatches(4, np.random.default_rng(0))
+    drawn = [next(batches) for _ in range(25)]  # 100 rows: four epochs
+    assert all(batch.rows.size == 4 for batch in drawn)
+    rows = np.concatenate([batch.rows for batch in drawn])
+    for epoch in range(4):
+        assert sorted(rows[25 * epoch : 25 * (epoch + 1)]) == list(range(25))
+    for batch in drawn:
+        assert np.array_equal(batch.X, X[batch.rows]) and np.array_equal(batch.y, y[batch.rows])
