@@ -8,6 +8,7 @@ Examples
     $ bayesvm fit data.csv --target y --model penalized --method gibbs --seed 1 --out gibbs.nc
     $ bayesvm compare vb.nc gibbs.nc --names VB,Gibbs --plot forest.png
     $ bayesvm bench --quick --methods vb,gibbs
+    $ bayesvm bench --model gpsvm --quick
     $ bayesvm reproduce simulated --quick --out results/simulated
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
     $ bayesvm reproduce linlogit --quick --methods vb,ml
@@ -31,6 +32,7 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_gpsvm import run_gpsvm_bench
 from bayesvm.bench_kernel import run_kernel_bench
 from bayesvm.bench_missing import run_missing_bench
 from bayesvm.bench_sparse import run_model_search_bench
@@ -55,6 +57,12 @@ CASE_STUDIES = {
     "kernel": "bayesvm.case_studies.kernel",
 }
 
+# ``bayesvm bench --model NAME`` of benchmarks that print several tables: ``run(methods=...,
+# seed=..., quick=...)`` returning named tables, and its default methods.
+TABLE_BENCHES = {
+    "kernel": (run_kernel_bench, ["gibbs", "vb", "nuts"]),
+    "gpsvm": (run_gpsvm_bench, ["vb", "gibbs", "nuts"]),
+}
 
 # ``run()`` keyword -> command-line flag, where they differ.
 OPTION_FLAGS = {"n_datasets": "datasets"}
@@ -173,12 +181,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab", "missing", "kernel"],
+        choices=["penalized", "spikeslab", "missing", "kernel", "gpsvm"],
         default="penalized",
         help="penalized: every backend on simulated data (default); spikeslab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
         "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
-        "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data",
+        "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data; "
+        "gpsvm: the GP SVM (S-BSVM and B-BSVM on waveform by 10-fold cross-validation, S-BSVM's "
+        "rows per second and memory in memory and from Dask, the full GP by vb, gibbs, nuts)",
     )
     bench.add_argument(
         "--prior",
@@ -191,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
         "--methods",
         type=_names,
         help="default vb,gibbs,nuts (penalized, missing), gibbs,rj,nuts (spikeslab), "
-        "gibbs,vb,nuts (kernel: BGKM's comparison)",
+        "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gpsvm: the full GP's)",
     )
     bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
     bench.add_argument("--seed", type=_non_negative_int, default=0)
@@ -376,8 +386,8 @@ def _compare(args) -> None:
 
 
 def _bench(args) -> None:
-    if args.model == "kernel":
-        _bench_kernel(args)
+    if args.model in TABLE_BENCHES:
+        _bench_tables(args)
         return
     try:
         if args.model == "missing":
@@ -406,12 +416,13 @@ def _bench(args) -> None:
     print(markdown_table(table))
 
 
-def _bench_kernel(args) -> None:
-    """Print each table of :func:`~bayesvm.bench_kernel.run_kernel_bench` under its name."""
+def _bench_tables(args) -> None:
+    """Print each table of a benchmark of several tables (:data:`TABLE_BENCHES`) under its
+    name.
+    """
+    run, methods = TABLE_BENCHES[args.model]
     try:
-        tables = run_kernel_bench(
-            methods=args.methods or ["gibbs", "vb", "nuts"], seed=args.seed, quick=args.quick
-        )
+        tables = run(methods=args.methods or methods, seed=args.seed, quick=args.quick)
     except ValueError as error:
         raise CommandError(error) from error
     print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))

@@ -52,7 +52,7 @@ def fit_svi(
     batch_size: int | None = None,
     max_iter: int | None = None,
     epochs: int = 50,
-    tol: float = 1e-3,
+    tol: float = 1e-2,
     step: tuple[float, float] = (1.0, 0.75),
     learn_hyperparameters: bool | tuple = False,
     hyper_every: int = 10,
@@ -73,7 +73,10 @@ def fit_svi(
         Most passes over the data when ``max_iter`` is not given.
     tol : float
         Stop when ``q``'s mean moves by less than this, relative to its size, over a check
-        period.
+        period. The minibatches' noise keeps the mean moving as ``rho_t`` shrinks: on the paper's
+        waveform setting (100 inducing points, minibatches of 10) it moves by more than 1e-3
+        per epoch after 50 epochs, while at 1e-2 (about 16 epochs) the held-out error is
+        already that of the bound's optimum (B-BSVM).
     step : (tau, kappa)
         ``rho_t = (t + tau)^-kappa``; ``tau >= 1``, ``kappa`` in ``(1/2, 1]`` for minibatches
         (``kappa = 0`` with full batches is coordinate ascent).
@@ -125,7 +128,7 @@ def fit_svi(
                 rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
                 for block in blocks:
                     if block.name in natural:
-                        target = block.natural(block.conditional(stats))
+                        target = block.conditional_natural(stats)
                         natural[block.name] = tuple(
                             (1.0 - rho) * old + rho * new
                             for old, new in zip(natural[block.name], target, strict=True)
@@ -155,7 +158,7 @@ def fit_svi(
 
 
 def _is_global(block) -> bool:
-    return not block.latent and hasattr(block, "natural")
+    return not block.latent and hasattr(block, "conditional_natural")
 
 
 def _local_step(blocks, natural):
