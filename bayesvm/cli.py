@@ -15,6 +15,7 @@ Examples
     $ bayesvm reproduce spam --quick --methods sparse_vb,lasso_ecme
     $ bayesvm reproduce cardiac --quick --workers 2
     $ bayesvm reproduce kernel --methods vb,svm,gpc --benchmarks ringnorm,waveform
+    $ bayesvm reproduce gpsvm --quick --seed 3 --out results/gpsvm
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from bayesvm.system_info import format_info
 __all__ = ["main", "CASE_STUDIES"]
 
 # ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
-# n_datasets=..., benchmarks=..., scheduler=..., resume=True])`` of these modules.
+# n_datasets=..., benchmarks=..., scheduler=..., resume=True, seed=...])`` of these modules.
 CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
@@ -55,6 +56,7 @@ CASE_STUDIES = {
     "spam": "bayesvm.case_studies.spam",
     "cardiac": "bayesvm.case_studies.cardiac",
     "kernel": "bayesvm.case_studies.kernel",
+    "gpsvm": "bayesvm.case_studies.gpsvm",
 }
 
 # ``bayesvm bench --model NAME`` of benchmarks that print several tables: ``run(methods=...,
@@ -231,12 +233,17 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument(
         "--benchmarks",
         type=_names,
-        help="comma-separated subset of the study's benchmark data sets (kernel)",
+        help="comma-separated subset of the study's benchmark data sets (kernel, gpsvm)",
     )
     reproduce.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on this Dask cluster, e.g. tcp://host:8786 (needs bayesvm[distributed])",
+    )
+    reproduce.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        help="seed of every split and fit (default: the study's own)",
     )
     reproduce.add_argument(
         "--resume",
@@ -443,6 +450,7 @@ def _reproduce(args) -> None:
         "benchmarks": args.benchmarks,
         "scheduler": args.scheduler,
         "resume": args.resume or None,
+        "seed": args.seed,
     }
     options = {key: value for key, value in options.items() if value is not None}
     parameters = inspect.signature(case_study.run).parameters.values()
@@ -456,9 +464,12 @@ def _reproduce(args) -> None:
     if unknown:
         choices = ", ".join(case_study.METHODS)
         raise CommandError(f"unknown methods {unknown} for {args.name}; choose from {choices}")
-    unknown = sorted(set(args.benchmarks) - set(BENCHMARKS)) if args.benchmarks else []
+    datasets = getattr(case_study, "DATASETS", BENCHMARKS)
+    unknown = sorted(set(args.benchmarks) - set(datasets)) if args.benchmarks else []
     if unknown:
-        raise CommandError(f"unknown benchmarks {unknown}; choose from {', '.join(BENCHMARKS)}")
+        raise CommandError(
+            f"unknown benchmarks {unknown} for {args.name}; choose from {', '.join(datasets)}"
+        )
     try:
         case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     except ResumeMismatchError as error:

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 #: Rätsch's benchmark data sets bundled with their train/test splits (``load_benchmark``).
-BENCHMARKS = ("ringnorm", "twonorm", "waveform")
+BENCHMARKS = ("ringnorm", "twonorm", "waveform", "heart", "breast_cancer", "banana")
 
 
 def data_path(name: str):
@@ -29,7 +29,8 @@ def data_path(name: str):
 
 def load_heart() -> pd.DataFrame:
     """Rätsch's ``heart`` benchmark (Statlog heart disease): 270 rows, features ``x1..x13``
-    (already normalised by the benchmark authors) and label ``y`` in {-1, +1}.
+    (already normalised by the benchmark authors) and label ``y`` in {-1, +1}; with its
+    splits from ``load_benchmark("heart")``.
     """
     with data_path("heart.csv").open() as handle:
         return pd.read_csv(handle)
@@ -99,13 +100,16 @@ def load_cardiac() -> pd.DataFrame:
 
 def load_benchmark(name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """One of Rätsch's benchmark data sets (Rätsch, Onoda & Müller 2001) with its bundled
-    train/test splits, as used by Zhang et al. (2010) section 4.2 (Table 1).
+    train/test splits, as used by Zhang et al. (2010) section 4.2 (Table 1) and Wenzel et al.
+    (2017) section 5.1 (Table 1).
 
     Parameters
     ----------
-    name : {"ringnorm", "twonorm", "waveform"}
+    name : {"ringnorm", "twonorm", "waveform", "heart", "breast_cancer", "banana"}
         ``ringnorm`` and ``twonorm``: 7400 rows, 20 features, 400 training and 7000 test rows
-        per split; ``waveform``: 5000 rows, 21 features, 400 training and 4600 test rows.
+        per split; ``waveform``: 5000 rows, 21 features, 400 training and 4600 test rows;
+        ``heart``: 270 rows, 13 features, 170 / 100; ``breast_cancer``: 277 rows (263
+        distinct), 9 features, 200 / 77; ``banana``: 5300 rows, 2 features, 400 / 4900.
 
     Returns
     -------
@@ -114,8 +118,8 @@ def load_benchmark(name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[np.nda
     y : ndarray of int, shape (n_rows,)
         Labels in {-1, +1}.
     splits : list of (train, test)
-        The bundled realisations in the order of their numbers: 10 for ``ringnorm`` and
-        ``waveform``, only realisation 1 for ``twonorm`` (see ``PROVENANCE.md``). Each is a
+        The bundled realisations in the order of their numbers: 10 for each data set but
+        ``twonorm``, which has only realisation 1 (see ``PROVENANCE.md``). Each is a
         pair of sorted 0-based row indices; as in the benchmark, the test part is every row
         not in the training part.
     """

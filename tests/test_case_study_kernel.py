@@ -6,6 +6,7 @@ from bayesvm import cli
 from bayesvm.case_studies import kernel
 from bayesvm.case_studies.kernel import (
     COMPARED,
+    DATASETS,
     OUTPUT_FILES,
     PAPER_PROTOCOL,
     QUICK_PROTOCOL,
@@ -20,7 +21,7 @@ from bayesvm.case_studies.kernel import (
     timing_table,
 )
 from bayesvm.case_studies.runner import ResumeMismatchError, run_tasks, split_tasks
-from bayesvm.data import BENCHMARKS, load_benchmark
+from bayesvm.data import load_benchmark
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +53,9 @@ def test_quick_run_writes_every_output(quick_run):
     ]
     n_splits = QUICK_PROTOCOL.n_splits
     assert results["dataset"].tolist() == [
-        name for name in BENCHMARKS for _ in range(n_splits * len(COMPARED))
+        name for name in DATASETS for _ in range(n_splits * len(COMPARED))
     ]
-    assert results["method"].tolist() == list(COMPARED) * (len(BENCHMARKS) * n_splits)
+    assert results["method"].tolist() == list(COMPARED) * (len(DATASETS) * n_splits)
     assert (results["n_train"] == QUICK_PROTOCOL.n_train).all()
     assert (results["n_test"] == QUICK_PROTOCOL.n_test).all()
     assert (results["seconds"] > 0).all() and results["error"].between(0, 100).all()
@@ -72,10 +73,10 @@ def test_quick_run_writes_every_output(quick_run):
     assert (rj["error"] < 20).all()
     traces = pd.read_csv(out_dir / "kernel_trace.csv")
     assert list(traces.columns) == ["dataset", "sweep", "n_active"]
-    assert len(traces) == len(BENCHMARKS) * QUICK_PROTOCOL.trace_sweeps
+    assert len(traces) == len(DATASETS) * QUICK_PROTOCOL.trace_sweeps
     assert traces.groupby("dataset")["sweep"].agg(["min", "max"]).values.tolist() == [
         [1, QUICK_PROTOCOL.trace_sweeps]
-    ] * len(BENCHMARKS)
+    ] * len(DATASETS)
     assert traces["n_active"].between(1, QUICK_PROTOCOL.k_max).all()
     kmax = pd.read_csv(out_dir / "kernel_kmax.csv")
     assert kmax[["k_max", "split"]].values.tolist() == [

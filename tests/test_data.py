@@ -77,11 +77,15 @@ def test_cardiac_matches_its_provenance():
     assert frame.duplicated().sum() == 132
 
 
-# Zhang et al. (2010) Table 1 (n, m, p) and the provenance's class counts and realisations.
+# Zhang et al. (2010) Table 1 (n, m, p), the benchmark's published sizes, and the
+# provenance's class counts and realisations.
 BENCHMARK_FACTS = {
     "ringnorm": (400, 7000, 20, 3664, 10),
     "twonorm": (400, 7000, 20, 3703, 1),
     "waveform": (400, 4600, 21, 1647, 10),
+    "heart": (170, 100, 13, 120, 10),
+    "breast_cancer": (200, 77, 9, 81, 10),
+    "banana": (400, 4900, 2, 2376, 10),
 }
 
 
@@ -107,4 +111,11 @@ def test_benchmark_splits_differ_between_realisations():
 
 def test_unknown_benchmark_is_refused():
     with pytest.raises(ValueError, match="ringnorm"):
-        load_benchmark("banana")
+        load_benchmark("splice")
+
+
+def test_heart_benchmark_is_the_bundled_heart_table():
+    X, y, _ = load_benchmark("heart")
+    frame = load_heart()
+    assert np.array_equal(X, frame.drop(columns="y").to_numpy())
+    assert np.array_equal(y, frame["y"].to_numpy())
