@@ -8,6 +8,7 @@ Examples
     $ bayesvm fit data.csv --target y --model penalized --method gibbs --seed 1 --out gibbs.nc
     $ bayesvm compare vb.nc gibbs.nc --names VB,Gibbs --plot forest.png
     $ bayesvm bench --quick --methods vb,gibbs
+    $ bayesvm bench --model gpsvm --quick
     $ bayesvm reproduce simulated --quick --out results/simulated
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
     $ bayesvm reproduce linlogit --quick --methods vb,ml
@@ -32,6 +33,7 @@ import pandas as pd
 
 import bayesvm
 from bayesvm.bench import run_bench
+from bayesvm.bench_gpsvm import run_gpsvm_bench
 from bayesvm.bench_kernel import run_kernel_bench
 from bayesvm.bench_missing import run_missing_bench
 from bayesvm.bench_sparse import run_model_search_bench
@@ -40,7 +42,7 @@ from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.models import KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -57,6 +59,12 @@ CASE_STUDIES = {
     "gpsvm": "bayesvm.case_studies.gpsvm",
 }
 
+# ``bayesvm bench --model NAME`` of benchmarks that print several tables: ``run(methods=...,
+# seed=..., quick=...)`` returning named tables, and its default methods.
+TABLE_BENCHES = {
+    "kernel": (run_kernel_bench, ["gibbs", "vb", "nuts"]),
+    "gpsvm": (run_gpsvm_bench, ["vb", "gibbs", "nuts"]),
+}
 
 # ``run()`` keyword -> command-line flag, where they differ.
 OPTION_FLAGS = {"n_datasets": "datasets"}
@@ -118,10 +126,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--model",
-        choices=["linear", "penalized", "spikeslab", "missing", "kernel"],
+        choices=["linear", "penalized", "spikeslab", "missing", "kernel", "gpsvm"],
         default="linear",
         help="missing: the penalized model with missing predictor values (empty cells) imputed; "
-        "kernel: Zhang et al.'s generalized kernel model (rj: FBGKM; gibbs, vb: BGKM)",
+        "kernel: Zhang et al.'s generalized kernel model (rj: FBGKM; gibbs, vb: BGKM); "
+        "gpsvm: Wenzel et al.'s GP SVM (svi: S-BSVM, vb: B-BSVM)",
     )
     fit.add_argument(
         "--prior",
@@ -141,7 +150,16 @@ def _parser() -> argparse.ArgumentParser:
         "--likelihood", choices=["probit", "hinge"], help="kernel: probit (default) or hinge"
     )
     fit.add_argument("--k-max", type=_positive_int, help="kernel: most active vectors (default n)")
-    fit.add_argument("--method", default="vb", help="vb, gibbs, rj, em, ecme or nuts (default: vb)")
+    fit.add_argument(
+        "--lengthscale", type=float, help="gpsvm: the RBF length-scale (default: mean distance)"
+    )
+    fit.add_argument(
+        "--inducing", type=_positive_int, help="gpsvm: k-means inducing points (default: full GP)"
+    )
+    fit.add_argument("--batch-size", type=_positive_int, help="svi: rows per step (default 10)")
+    fit.add_argument(
+        "--method", default="vb", help="vb, gibbs, rj, em, ecme, svi or nuts (default: vb)"
+    )
     fit.add_argument("--seed", type=_non_negative_int)
     fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
     fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
@@ -165,12 +183,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab", "missing", "kernel"],
+        choices=["penalized", "spikeslab", "missing", "kernel", "gpsvm"],
         default="penalized",
         help="penalized: every backend on simulated data (default); spikeslab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
         "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
-        "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data",
+        "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data; "
+        "gpsvm: the GP SVM (S-BSVM and B-BSVM on waveform by 10-fold cross-validation, S-BSVM's "
+        "rows per second and memory in memory and from Dask, the full GP by vb, gibbs, nuts)",
     )
     bench.add_argument(
         "--prior",
@@ -183,7 +203,7 @@ def _parser() -> argparse.ArgumentParser:
         "--methods",
         type=_names,
         help="default vb,gibbs,nuts (penalized, missing), gibbs,rj,nuts (spikeslab), "
-        "gibbs,vb,nuts (kernel: BGKM's comparison)",
+        "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gpsvm: the full GP's)",
     )
     bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
     bench.add_argument("--seed", type=_non_negative_int, default=0)
@@ -246,6 +266,8 @@ def _fit(args) -> None:
         "inclusion": args.inclusion,
         "likelihood": args.likelihood,
         "k_max": args.k_max,
+        "lengthscale": args.lengthscale,
+        "inducing": args.inducing,
     }
     model_options = {key: value for key, value in model_options.items() if value is not None}
     allowed = {
@@ -254,6 +276,7 @@ def _fit(args) -> None:
         "spikeslab": {"prior", "nu", "inclusion"},
         "missing": set(),
         "kernel": {"likelihood", "k_max"},
+        "gpsvm": {"lengthscale", "inducing"},
     }[args.model]
     if set(model_options) - allowed:
         given = ", ".join(
@@ -266,6 +289,7 @@ def _fit(args) -> None:
         "chains": args.chains,
         "tune": args.tune,
         "thin": args.thin,
+        "batch_size": args.batch_size,
     }
     options = {key: value for key, value in options.items() if value is not None}
     takes = {"seed"}
@@ -273,10 +297,10 @@ def _fit(args) -> None:
         takes |= {"draws", "chains", "tune"} | (
             {"thin"} if args.method in ("gibbs", "rj") else set()
         )
-    elif args.method == "vb":
-        takes.add("draws")
+    elif args.method in ("vb", "svi"):
+        takes |= {"draws"} | ({"batch_size"} if args.method == "svi" else set())
     if set(options) - takes:
-        given = ", ".join(f"--{key}" for key in sorted(set(options) - takes))
+        given = ", ".join(f"--{key.replace('_', '-')}" for key in sorted(set(options) - takes))
         raise CommandError(f"method {args.method!r} takes no {given}")
     try:
         data = _read_rows(args.data)
@@ -293,9 +317,15 @@ def _fit(args) -> None:
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)
     # one row per missing cell or per training point: counted, not listed
-    long = {"missing_cell", "vector"}
+    long = {"missing_cell", "vector", "obs_id", "inducing"}
     shown = [name for name in model.var_names if not long & set(model.dims.get(name, []))]
-    print(fit.summary(var_names=shown).to_string())
+    if shown:
+        print(fit.summary(var_names=shown).to_string())
+    if isinstance(model, GPSVM):
+        print(
+            f"{model.var_name}: the GP at {model.n_basis} points, in {args.out}; kernel "
+            f"lengthscale {fit.model.lengthscale:.4g}, variance {fit.model.variance:.4g}"
+        )
     if "x_mis" in model.var_names:
         print(f"x_mis: {model.missing.sum()} imputed cells, in {args.out} (posterior x_mis)")
     if "gamma" in model.var_names and "vector" in model.dims["gamma"]:
@@ -321,6 +351,8 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
         return MissingDataSVM.from_frame(data, target, features)
     if name == "kernel":
         return KernelGKM.from_frame(data, target, features, **options)
+    if name == "gpsvm":
+        return GPSVM.from_frame(data, target, features, **options)
     if name == "linear":
         if options.get("prior") in ("laplace-zero", "gaussian-slab"):
             raise ValueError(
@@ -361,8 +393,8 @@ def _compare(args) -> None:
 
 
 def _bench(args) -> None:
-    if args.model == "kernel":
-        _bench_kernel(args)
+    if args.model in TABLE_BENCHES:
+        _bench_tables(args)
         return
     try:
         if args.model == "missing":
@@ -391,12 +423,13 @@ def _bench(args) -> None:
     print(markdown_table(table))
 
 
-def _bench_kernel(args) -> None:
-    """Print each table of :func:`~bayesvm.bench_kernel.run_kernel_bench` under its name."""
+def _bench_tables(args) -> None:
+    """Print each table of a benchmark of several tables (:data:`TABLE_BENCHES`) under its
+    name.
+    """
+    run, methods = TABLE_BENCHES[args.model]
     try:
-        tables = run_kernel_bench(
-            methods=args.methods or ["gibbs", "vb", "nuts"], seed=args.seed, quick=args.quick
-        )
+        tables = run(methods=args.methods or methods, seed=args.seed, quick=args.quick)
     except ValueError as error:
         raise CommandError(error) from error
     print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))

@@ -18,21 +18,31 @@ __all__ = ["register", "block_driver", "methods", "fit", "check_options"]
 
 @dataclass(frozen=True)
 class Backend:
-    """A fitting method for the models it ``supports``."""
+    """A fitting method for the models it ``supports``; ``work(model, options)``, where
+    given, is the flops of one of its iterations (default the model's
+    ``flops_per_iteration``), which sets the BLAS threads.
+    """
 
     method: str
     supports: Callable[[object], bool]
     run: Callable[..., object]
+    work: Callable[[object, dict], float] | None = None
 
 
 _BACKENDS: list[Backend] = []
 
 
-def register(method: str, supports: Callable[[object], bool]):
-    """Decorator registering ``run(model, **options) -> Fit`` as ``method`` for ``supports``."""
+def register(
+    method: str,
+    supports: Callable[[object], bool],
+    work: Callable[[object, dict], float] | None = None,
+):
+    """Decorator registering ``run(model, **options) -> Fit`` as ``method`` for ``supports``
+    (``work``: :class:`Backend`'s).
+    """
 
     def decorator(run):
-        _BACKENDS.append(Backend(method, supports, run))
+        _BACKENDS.append(Backend(method, supports, run, work))
         return run
 
     return decorator
@@ -87,7 +97,8 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
     if threads is not None:
         _check_integer("threads", threads, minimum=1)
     start = time.perf_counter()
-    with blas_threads_for(model.flops_per_iteration, threads):
+    work = model.flops_per_iteration if backend.work is None else backend.work(model, options)
+    with blas_threads_for(work, threads):
         result = backend.run(model, **options)
     result.runtime_s = time.perf_counter() - start
     result.idata.attrs["runtime_s"] = result.runtime_s

@@ -15,7 +15,7 @@ full GP). With the hinge augmentation's ``w = E[1/lambda] = alpha^-1/2`` and ``r
   Sigma psi_i + kt_i``, so ``alpha_i = (1 - y_i kappa_i mu)^2 + kappa_i zeta kappa_i^T +
   K~_ii`` (Algorithm 1 line 7);
 * S-BSVM (Algorithm 1 lines 9-14): the same conditional on a minibatch with its likelihood
-  scaled by ``n / |S|`` gives ``eta-hat`` (eq. 9-10); :meth:`GPValues.natural` and
+  scaled by ``n / |S|`` gives ``eta-hat`` (eq. 9-10); :meth:`GPValues.conditional_natural` and
   :meth:`GPValues.from_natural` let the SVI driver take the step ``eta <- (1 - rho) eta + rho
   eta-hat`` in ``(P, P mean)``. The natural gradient is invariant to the linear map ``u = L v``,
   so the steps are the paper's in ``u``.
@@ -124,11 +124,14 @@ class GPValues(GaussianCoefficients):
         size = self.whitening.shape[0]
         return np.eye(size), np.zeros(size)
 
-    @staticmethod
-    def natural(params: GaussianConditional) -> tuple[np.ndarray, np.ndarray]:
-        """``(P, P mean)``: ``-2 eta_2`` and ``eta_1`` of ``q(v)`` (Algorithm 1)."""
-        precision = params.gaussian.precision()
-        return precision, precision @ params.mean
+    def conditional_natural(self, stats) -> tuple[np.ndarray, np.ndarray]:
+        """The complete conditional's ``(P, P mean) = (Psi^T W Psi + I, Psi^T r)``: ``-2
+        eta_2`` and ``eta_1`` of ``eta-hat`` (Algorithm 1 lines 9-10), without factoring ``P``
+        (the step only averages it).
+        """
+        likelihood = stats[self.likelihood]
+        precision = self.design.precision(likelihood.weights, stats[self.prior.name].precision)
+        return precision, self.design.transpose_times(likelihood.response)
 
     def from_natural(self, natural: tuple[np.ndarray, np.ndarray]) -> GaussianConditional:
         """``q(v)`` from ``(P, P mean)`` (Algorithm 1 lines 13-14), on this block's rows."""

@@ -69,16 +69,25 @@ class RowSource:
         return start, np.asarray(X, dtype=float), np.asarray(y, dtype=float)
 
     def minibatches(self, batch_size: int, rng: np.random.Generator) -> Iterator[Minibatch]:
-        """Endless random minibatches of ``batch_size`` rows (the last of a chunk may be
-        smaller), epoch after epoch.
+        """Endless random minibatches of ``batch_size`` rows, epoch after epoch.
+
+        Every minibatch has ``batch_size`` rows: the rows a chunk leaves over start the next
+        minibatch, completed from the next chunk (or epoch). A short minibatch would count
+        each of its rows more often (``n / |S|``) and add much noise to the step.
         """
+        left = Minibatch(np.empty(0, dtype=int), None, np.empty(0))
         while True:
             for k in rng.permutation(self.n_chunks):
                 start, X, y = self.chunk(int(k))
                 order = rng.permutation(y.shape[0])
-                for low in range(0, order.size, batch_size):
-                    rows = order[low : low + batch_size]
-                    yield Minibatch(start + rows, X[rows], y[rows])
+                rows = np.concatenate([left.rows, start + order])
+                X = X[order] if left.X is None else np.concatenate([left.X, X[order]])
+                y = np.concatenate([left.y, y[order]])
+                full = rows.size - rows.size % batch_size
+                for low in range(0, full, batch_size):
+                    batch = slice(low, low + batch_size)
+                    yield Minibatch(rows[batch], X[batch], y[batch])
+                left = Minibatch(rows[full:], X[full:], y[full:])
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """Inputs of ``size`` random rows (all of them when there are fewer), read chunk by

@@ -75,6 +75,16 @@ class DenseDesign:
         """``C^T diag(weights) C`` (a matrix product: faster here than a rank-k update)."""
         return self.matrix_t @ (weights[:, None] * self.matrix)
 
+    def precision(
+        self, weights: np.ndarray, prior_precision: np.ndarray, extra: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``P = C^T diag(weights) C + diag(prior_precision)`` (``+ extra``), unfactored."""
+        precision = self.gram(weights)
+        precision.flat[:: precision.shape[0] + 1] += prior_precision  # the diagonal
+        if extra is not None:
+            precision += extra
+        return precision
+
     def symbolic_predictor(self, parts: list):
         """``C theta`` in PyTensor, ``theta`` given as ``(slice, tensor)`` parts (``to_pymc``)."""
         import pytensor.tensor as pt
@@ -102,13 +112,9 @@ class DenseGaussian:
         prior_precision: np.ndarray,
         extra: np.ndarray | None = None,
     ):
-        precision = design.gram(weights)
-        precision.flat[:: precision.shape[0] + 1] += prior_precision  # the diagonal
-        if extra is not None:
-            precision += extra
         self.design = design
-        self.precision_matrix = precision
-        self.factor = cholesky_lower(precision)
+        self.precision_matrix = design.precision(weights, prior_precision, extra)
+        self.factor = cholesky_lower(self.precision_matrix)
 
     @classmethod
     def from_precision(cls, design: DenseDesign, precision: np.ndarray) -> DenseGaussian:

@@ -32,7 +32,7 @@ from scipy.special import log_ndtr
 
 from bayesvm.blocks import HingeAugmentation, block_drivers
 from bayesvm.blocks.gp import GPValues
-from bayesvm.linalg import cholesky_lower, triangular_solve
+from bayesvm.linalg import automatic_threads, cholesky_lower, triangular_solve
 from bayesvm.models.batches import RowSource, is_dask_array
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.gp_hyperparameters import hyperparameter_objective
@@ -58,13 +58,20 @@ KMEANS_SAMPLE = 20_000
 def select_inducing(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> np.ndarray:
     """``m`` inducing locations: k-means centres with k-means++ seeding (section 4.2, 5.5),
     or a random subset of the rows.
+
+    k-means runs with the threads :func:`~bayesvm.linalg.automatic_threads` gives a Lloyd
+    iteration's work (BLAS and OpenMP alike): one, at the sizes it sees (at most
+    :data:`KMEANS_SAMPLE` rows), where scikit-learn's default of every core was measured up to
+    ten times slower on a loaded machine.
     """
     if method == "random":
         return X[np.sort(rng.choice(X.shape[0], m, replace=False))].copy()
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     seed = int(rng.integers(2**31 - 1))
-    return KMeans(n_clusters=m, n_init=1, random_state=seed).fit(X).cluster_centers_
+    with threadpool_limits(limits=automatic_threads(float(X.shape[0]) * m * X.shape[1])):
+        return KMeans(n_clusters=m, n_init=1, random_state=seed).fit(X).cluster_centers_
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,11 +152,8 @@ class GPSVM(BlockModel):
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
         y_pm, classes = encode_labels(y, n_samples, positive_class)
-        source = RowSource(X, y_pm)
-        return cls._build(
-            source, X, y_pm, classes, feature_names, lengthscale, variance, inducing,
-            inducing_method, seed,
-        )  # fmt: skip
+        options = (feature_names, lengthscale, variance, inducing, inducing_method, seed)
+        return cls._build(X, y_pm, classes, *options)
 
     @classmethod
     def from_frame(cls, df, target: str, features=None, **kwargs) -> GPSVM:
@@ -192,16 +196,14 @@ class GPSVM(BlockModel):
         if classes.size != 2 or not ({*classes} <= {0, 1} or {*classes} <= {-1, 1}):
             raise ValueError(f"from_dask needs labels 0/1 or -1/+1 (two classes); got {classes}")
         y_pm = (2.0 * (y > 0) - 1.0).astype(float)
-        source = RowSource(X, y_pm)
-        return cls._build(
-            source, X, y_pm, classes, feature_names, lengthscale, variance, inducing,
-            inducing_method, seed,
-        )  # fmt: skip
+        options = (feature_names, lengthscale, variance, inducing, inducing_method, seed)
+        return cls._build(X, y_pm, classes, *options)
 
     @classmethod
     def _build(
-        cls, source, X, y, classes, feature_names, lengthscale, variance, inducing, method, seed
+        cls, X, y, classes, feature_names, lengthscale, variance, inducing, method, seed
     ) -> GPSVM:
+        source = RowSource(X, y)
         n_features = X.shape[1]
         check_positive_finite(variance=variance)
         if method not in INDUCING_METHODS:
@@ -353,12 +355,17 @@ class GPSVM(BlockModel):
 
     @property
     def drivers(self) -> list[str]:
-        """The blocks' drivers; ``"svi"`` alone when the rows stream from Dask."""
-        if self.streamed:
-            row = np.asarray(self.X[:1], dtype=float)
-            drivers = block_drivers(self.batch_blocks(None, row, np.ones(1)))
-            return [driver for driver in drivers if driver == "svi"]
-        return block_drivers(self.blocks)
+        """The blocks' drivers; ``"svi"`` alone when the rows stream from Dask.
+
+        With inducing points they are read off the blocks on one row (the kernel's jitter
+        keeps its ``kt`` positive even at an inducing point), not on every row: stochastic VI
+        must not hold the ``n x m`` design ``Psi`` of the whole data set.
+        """
+        if self.full:
+            return block_drivers(self.blocks)
+        row = np.asarray(self.X[:1], dtype=float)
+        drivers = block_drivers(self.batch_blocks(None, row, np.ones(1)))
+        return [driver for driver in drivers if driver == "svi" or not self.streamed]
 
     def minibatches(self, batch_size: int, rng: np.random.Generator):
         """Endless random minibatches of training rows (:class:`~bayesvm.models.batches.

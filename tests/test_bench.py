@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from bayesvm.bench import run_bench
+from bayesvm.bench_gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
 from bayesvm.bench_kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
 
 
@@ -56,3 +57,29 @@ def test_fit_exponents_recovers_a_power_law():
     assert exponents["rj: ms per sweep"] == pytest.approx(1.5)
     # The paper's BGKM (every vector active) grows faster with n than its FBGKM.
     assert exponents["gibbs: paper Table 3"] > exponents["rj: paper Table 3"]
+
+
+def test_gpsvm_bench_times_waveform_the_throughput_and_the_full_gp():
+    tables = run_gpsvm_bench(methods=["vb", "gibbs"], quick=True)
+    assert list(tables) == ["waveform", "throughput", "full_gp"]
+    waveform = tables["waveform"]
+    assert list(waveform["method"]) == ["svi", "vb"]
+    assert (waveform["folds"] == 2).all() and (waveform["n_train"] == 200).all()
+    assert waveform["ratio_to_ecm"].to_numpy() == pytest.approx(
+        waveform["seconds"].to_numpy() / PAPER_WAVEFORM["ecm_s"]
+    )
+    assert waveform["error"].between(0.0, 1.0).all()
+    throughput = tables["throughput"]
+    assert list(zip(throughput["storage"], throughput["n"], strict=True)) == [
+        ("memory", 1000),
+        ("dask", 1000),
+        ("dask", 3000),
+    ]
+    assert throughput["points_per_s"].to_numpy() == pytest.approx(
+        (throughput["steps"] * throughput["batch_size"] / throughput["seconds"]).to_numpy()
+    )
+    assert (throughput["peak_mib"] > 0).all()
+    full_gp = tables["full_gp"]
+    assert list(full_gp["method"]) == ["vb", "gibbs"]
+    assert full_gp["ess_min"].notna().tolist() == [False, True]  # VB has no draws
+    assert full_gp["ess_per_s_ratio_nuts"].isna().all()  # no NUTS row to compare with

@@ -143,6 +143,14 @@ def test_bench_kernel_prints_each_table_under_its_name(capsys):
     assert "| vb | 30 |" in out
 
 
+def test_bench_gpsvm_prints_each_table_under_its_name(capsys):
+    assert cli.main(["bench", "--model", "gpsvm", "--quick", "--methods", "vb"]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line.startswith("|")]
+    assert headings == ["waveform", "throughput", "full_gp"]
+    assert "| svi | 2 | 200 |" in out and "| dask | 3000 |" in out
+
+
 def test_bench_quick_prints_markdown(capsys):
     assert cli.main(["bench", "--quick", "--sizes", "50x3", "--methods", "vb,gibbs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

@@ -39,20 +39,31 @@ import xarray as xr
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 
-__all__ = ["fit_svi", "CHECK_STEPS"]
+__all__ = ["fit_svi", "step_flops", "CHECK_STEPS"]
 
 #: Most steps between two convergence checks (one epoch when that is shorter).
 CHECK_STEPS = 2000
 
 
-@register("svi", block_driver("svi"))
+def step_flops(model, options: dict) -> float:
+    """A step's work: the model's iteration over every row, scaled to the minibatch's share
+    (a lower bound: the part of an iteration that does not grow with the rows is scaled too).
+    Steps are small; the work of a whole pass over millions of rows would choose more BLAS
+    threads, which were measured to slow them down about a hundredfold on a busy machine.
+    """
+    n = model.n_samples
+    batch_size = options.get("batch_size") or model.svi_settings["batch_size"]
+    return model.flops_per_iteration * min(batch_size, n) / n
+
+
+@register("svi", block_driver("svi"), work=step_flops)
 def fit_svi(
     model,
     *,
     batch_size: int | None = None,
     max_iter: int | None = None,
     epochs: int = 50,
-    tol: float = 1e-3,
+    tol: float = 1e-2,
     step: tuple[float, float] = (1.0, 0.75),
     learn_hyperparameters: bool | tuple = False,
     hyper_every: int = 10,
@@ -73,7 +84,10 @@ def fit_svi(
         Most passes over the data when ``max_iter`` is not given.
     tol : float
         Stop when ``q``'s mean moves by less than this, relative to its size, over a check
-        period.
+        period. The minibatches' noise keeps the mean moving as ``rho_t`` shrinks: on the paper's
+        waveform setting (100 inducing points, minibatches of 10) it moves by more than 1e-3
+        per epoch after 50 epochs, while at 1e-2 (about 16 epochs) the held-out error is
+        already that of the bound's optimum (B-BSVM).
     step : (tau, kappa)
         ``rho_t = (t + tau)^-kappa``; ``tau >= 1``, ``kappa`` in ``(1/2, 1]`` for minibatches
         (``kappa = 0`` with full batches is coordinate ascent).
@@ -125,7 +139,7 @@ def fit_svi(
                 rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
                 for block in blocks:
                     if block.name in natural:
-                        target = block.natural(block.conditional(stats))
+                        target = block.conditional_natural(stats)
                         natural[block.name] = tuple(
                             (1.0 - rho) * old + rho * new
                             for old, new in zip(natural[block.name], target, strict=True)
@@ -155,7 +169,7 @@ def fit_svi(
 
 
 def _is_global(block) -> bool:
-    return not block.latent and hasattr(block, "natural")
+    return not block.latent and hasattr(block, "conditional_natural")
 
 
 def _local_step(blocks, natural):
