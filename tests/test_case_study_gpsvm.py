@@ -56,6 +56,8 @@ def test_quick_run_writes_every_output(quick_run):
     for name in ("breast_cancer", "heart", "banana"):
         row = results[(results["dataset"] == name)].iloc[0]
         assert row["lengthscale"] == kernels.loc[name, "mlii_lengthscale"]
+    inducing = pd.read_csv(out_dir / "gpsvm_inducing.csv")
+    assert sorted(set(inducing["inducing"])) == list(QUICK_PROTOCOL.inducing_counts)
     report = (out_dir / "report.md").read_text()
     for title in ("Table 1", "Figure 1", "Figure 2", "Figure 3", "section 5.2"):
         assert title in report
