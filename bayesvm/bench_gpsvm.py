@@ -24,19 +24,15 @@ measured. ``bayesvm bench --model gpsvm`` prints the tables.
 
 from __future__ import annotations
 
-import os
 import time
 import tracemalloc
-import warnings
 from collections.abc import Sequence
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
-from bayesvm import registry
+from bayesvm.bench_backends import backend_table, load_average, timed_fit
 from bayesvm.data import load_benchmark
-from bayesvm.exceptions import ConvergenceWarning
 from bayesvm.models import GPSVM
 
 __all__ = [
@@ -102,17 +98,6 @@ QUICK_FULL_GP_SETTINGS = {
 }
 
 
-def _load() -> float:
-    return os.getloadavg()[0]
-
-
-def _fit(model, method: str, options: dict, seed: int):
-    with warnings.catch_warnings():
-        # Timing, not inference: a short run may stop before converging (its row says so).
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return registry.fit(model, method=method, seed=seed, **options)
-
-
 def _folds(n_rows: int, folds: int, rng: np.random.Generator) -> list[np.ndarray]:
     """The test rows of each fold of a random ``folds``-fold split."""
     return np.array_split(rng.permutation(n_rows), folds)
@@ -162,7 +147,7 @@ def time_waveform(
         setup_s = time.perf_counter() - start
         for method in methods:
             options = {"batch_size": run["batch_size"], "progressbar": False}
-            fit = _fit(model, method, options if method == "svi" else {}, seed)
+            fit = timed_fit(model, method, options if method == "svi" else {}, seed)
             steps_per_epoch = np.ceil(train.size / run["batch_size"]) if method == "svi" else 1
             records[method].append(
                 {
@@ -200,7 +185,7 @@ def time_waveform(
                 "ratio_to_gpc": seconds / paper["gpc_s"],
                 "target_s": TARGET_SECONDS,
                 "error_within_sd": bool(abs(error - paper["error"]) <= paper["error_sd"]),
-                "load_1min": _load(),
+                "load_1min": load_average(),
             }
         )
     return pd.DataFrame(rows)
@@ -274,10 +259,12 @@ def time_throughput(
     rows = []
     for storage, n in sizes:
         model = _throughput_model(storage, n, run, seed)
-        fit = _fit(model, "svi", _throughput_options(run, "steps"), seed)
+        fit = timed_fit(model, "svi", _throughput_options(run, "steps"), seed)
         tracemalloc.start()
         try:
-            _fit(_throughput_model(storage, n, run, seed), "svi", _throughput_options(run), seed)
+            timed_fit(
+                _throughput_model(storage, n, run, seed), "svi", _throughput_options(run), seed
+            )
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -295,7 +282,7 @@ def time_throughput(
                 "test_error": float(np.mean(fit.predict(X_test) != y_test)),
                 "peak_mib": peak / 2**20,
                 "data_mib": n * run["n_features"] * 8 / 2**20,
-                "load_1min": _load(),
+                "load_1min": load_average(),
             }
         )
     return pd.DataFrame(rows)
@@ -336,34 +323,10 @@ def compare_full_gp(
         ``time_ratio_nuts`` and ``ess_per_s_ratio_nuts`` (NaN without NUTS), ``load_1min``.
     """
     settings = QUICK_FULL_GP_SETTINGS if quick else FULL_GP_SETTINGS
-    unknown = sorted(set(methods) - set(settings))
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; choose among {sorted(settings)}")
     X, y, _ = load_benchmark("waveform")
     rows = np.random.default_rng(seed).choice(y.size, n, replace=False)
     model = GPSVM.from_arrays(X[rows], y[rows], lengthscale=WAVEFORM_RUN["lengthscale"])
-    records = []
-    for method in methods:
-        fit = _fit(model, method, settings[method], seed)
-        ess = np.nan
-        if fit.kind == "mcmc":
-            ess = float(az.ess(fit.idata, var_names=["f"], method="bulk")["f"].min())
-        records.append(
-            {
-                "method": method,
-                "n": n,
-                "seconds": fit.runtime_s,
-                "n_iter": fit.n_iter,
-                "ess_min": ess,
-                "ess_per_s": ess / fit.runtime_s,
-                "load_1min": _load(),
-            }
-        )
-    table = pd.DataFrame(records)
-    nuts = table.set_index("method").reindex(["nuts"]).iloc[0]
-    table["time_ratio_nuts"] = table["seconds"] / nuts["seconds"]
-    table["ess_per_s_ratio_nuts"] = table["ess_per_s"] / nuts["ess_per_s"]
-    return table
+    return backend_table(model, methods, settings, seed, ["f"], n=n)
 
 
 def run_gpsvm_bench(

@@ -28,17 +28,14 @@ measured. ``bayesvm bench --model kernel`` prints the tables.
 
 from __future__ import annotations
 
-import os
 import time
-import warnings
 from collections.abc import Sequence
 
 import arviz as az
 import numpy as np
 import pandas as pd
 
-from bayesvm import registry
-from bayesvm.exceptions import ConvergenceWarning
+from bayesvm.bench_backends import backend_table, load_average, timed_fit
 from bayesvm.linalg import blas_threads_for
 from bayesvm.models import KernelGKM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
@@ -107,17 +104,6 @@ def ringnorm(n_samples: int, rng: np.random.Generator, n_features: int = 20):
     return np.where(y[:, None] == 1, inner, outer), y
 
 
-def _load() -> float:
-    return os.getloadavg()[0]
-
-
-def _fit(model, method: str, options: dict, seed: int):
-    with warnings.catch_warnings():
-        # Timing, not inference: short chains in a quick run do not converge.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return registry.fit(model, method=method, seed=seed, **options)
-
-
 def time_paper_run(seed: int = 0, quick: bool = False) -> pd.DataFrame:
     """FBGKM for the paper's 10,000 sweeps at ``n = 500``, ``k_max = 200`` (module docstring).
 
@@ -133,7 +119,7 @@ def time_paper_run(seed: int = 0, quick: bool = False) -> pd.DataFrame:
     X, y = ringnorm(run["n"], np.random.default_rng(seed))
     model = KernelGKM.from_arrays(X, y, k_max=run["k_max"])
     options = {key: run[key] for key in ("draws", "tune", "thin")}
-    fit = _fit(model, "rj", {**options, "chains": 1, "progressbar": False}, seed)
+    fit = timed_fit(model, "rj", {**options, "chains": 1, "progressbar": False}, seed)
     n_active = fit.idata.sample_stats["n_active"].to_numpy()
     ess_size = float(az.ess(n_active, method="bulk"))
     ess_g = float(az.ess(fit.idata.posterior["g"].to_numpy(), method="bulk"))
@@ -153,7 +139,7 @@ def time_paper_run(seed: int = 0, quick: bool = False) -> pd.DataFrame:
                 "ess_g": ess_g,
                 "ess_n_active_per_s": ess_size / fit.runtime_s,
                 "ess_g_per_s": ess_g / fit.runtime_s,
-                "load_1min": _load(),
+                "load_1min": load_average(),
             }
         ]
     )
@@ -233,7 +219,7 @@ def _time_sweeps(X, y, k_max: int, method: str, counts: dict, seed: int) -> dict
         "timed_sweeps": counts["timed"],
         "ms_per_sweep": 1000.0 * seconds / counts["timed"],
         "mean_active": float(np.mean(sizes)),
-        "load_1min": _load(),
+        "load_1min": load_average(),
     }
 
 
@@ -274,32 +260,8 @@ def compare_bgkm(
         and ``load_1min``.
     """
     settings = QUICK_BGKM_SETTINGS if quick else BGKM_SETTINGS
-    unknown = sorted(set(methods) - set(settings))
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; choose among {sorted(settings)}")
     X, y = ringnorm(n, np.random.default_rng(seed))
-    model = KernelGKM.from_arrays(X, y)
-    rows = []
-    for method in methods:
-        fit = _fit(model, method, settings[method], seed)
-        row = {
-            "method": method,
-            "n": n,
-            "seconds": fit.runtime_s,
-            "n_iter": fit.n_iter,
-            "ess_min": np.nan,
-        }
-        if fit.kind == "mcmc":
-            ess = az.ess(fit.idata, var_names=SUMMARISED, method="bulk")
-            row["ess_min"] = min(float(ess[name].min()) for name in SUMMARISED)
-        row["ess_per_s"] = row["ess_min"] / row["seconds"]
-        row["load_1min"] = _load()
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    nuts = table.set_index("method").reindex(["nuts"]).iloc[0]
-    table["time_ratio_nuts"] = table["seconds"] / nuts["seconds"]
-    table["ess_per_s_ratio_nuts"] = table["ess_per_s"] / nuts["ess_per_s"]
-    return table
+    return backend_table(KernelGKM.from_arrays(X, y), methods, settings, seed, SUMMARISED, n=n)
 
 
 def run_kernel_bench(

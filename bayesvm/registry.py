@@ -124,7 +124,18 @@ def _backend_for(model, method: str) -> Backend:
 
 
 # Options several backends share, with the smallest value each may take.
-_COUNTS = {"draws": 1, "chains": 1, "cores": 1, "max_iter": 1, "tune": 0, "thin": 1, "moves": 1}
+_COUNTS = {
+    "draws": 1,
+    "chains": 1,
+    "cores": 1,
+    "max_iter": 1,
+    "tune": 0,
+    "thin": 1,
+    "moves": 1,
+    "batch_size": 1,
+    "epochs": 1,
+    "hyper_every": 1,
+}
 
 
 def check_options(run: Callable, options: dict) -> None:
@@ -149,7 +160,9 @@ def check_options(run: Callable, options: dict) -> None:
             f"{', '.join(accepted)}"
         )
     for name, value in options.items():
-        if name in _COUNTS and not (name in ("cores", "moves", "thin") and value is None):
+        if name in _COUNTS and not (
+            name in ("cores", "moves", "thin", "batch_size") and value is None
+        ):
             _check_integer(name, value, minimum=_COUNTS[name])
         elif name == "tol":
             if not _is_real(value) or not np.isfinite(value) or value < 0:

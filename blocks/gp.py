@@ -83,10 +83,6 @@ class GPValues(GaussianCoefficients):
         # Gibbs, EM and NUTS need the full GP: with inducing points (8) is a bound, no model.
         self.drivers = frozenset({"gibbs", "vb", "em", "svi"} if exact else {"vb", "svi"})
 
-    def at(self, theta: np.ndarray) -> CoefficientStats:
-        """Statistics at the value ``v = theta``."""
-        return CoefficientStats(theta, theta**2, self.design.predictor(theta), 0.0)
-
     def expected_stats(self, params: GaussianConditional) -> CoefficientStats:
         """Moments under ``q(v)``; ``Var f_i`` adds ``kt_i`` (eq. 6)."""
         stats = super().expected_stats(params)
@@ -153,7 +149,6 @@ class GPValues(GaussianCoefficients):
         import pytensor.tensor as pt
 
         v = pm.Normal(self.segments[0].name, 0.0, 1.0, dims="basis")
-        variables[self.var_name] = pm.Deterministic(
-            self.var_name, pt.dot(self.whitening, v), dims=self.dim
-        )
         variables["f"] = pt.dot(self.design.matrix, v)
+        values = variables["f"] if self.var_name == "f" else pt.dot(self.whitening, v)
+        variables[self.var_name] = pm.Deterministic(self.var_name, values, dims=self.dim)

@@ -108,9 +108,6 @@ def fit_svi(
     tau, kappa = _check_step(step)
     n = model.n_samples
     batch_size = model.svi_settings["batch_size"] if batch_size is None else batch_size
-    _check_positive_int("batch_size", batch_size)
-    _check_positive_int("epochs", epochs)
-    _check_positive_int("hyper_every", hyper_every)
     if not (isinstance(hyper_rate, float | int) and hyper_rate > 0):
         raise ValueError(f"hyper_rate must be a number > 0; got {hyper_rate!r}")
     learned = _learned(model, learn_hyperparameters)
@@ -278,11 +275,6 @@ def _check_step(step) -> tuple[float, float]:
     if not (tau >= 1.0 and 0.0 <= kappa <= 1.0):
         raise ValueError(f"step needs tau >= 1 and 0 <= kappa <= 1; got {step!r}")
     return tau, kappa
-
-
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
 
 
 class _Progress:
