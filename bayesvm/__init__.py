@@ -41,7 +41,7 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# Public names whose classes derive from scikit-learn's (0.4 s to import): the module that
+# Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
 # defines each is imported on the name's first use (PEP 562).
 _FROM_SKLEARN = {"BayesianSVC": "bayesvm.estimator", "ConvergenceWarning": "bayesvm.exceptions"}
 

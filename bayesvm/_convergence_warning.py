@@ -1,6 +1,6 @@
 """:class:`ConvergenceWarning`, apart from :mod:`bayesvm.exceptions` because its base class is
-scikit-learn's, whose import takes longer than the rest of ``import bayesvm``: the exceptions
-module imports it from here when the name is first used.
+scikit-learn's, whose import takes about as long as the rest of ``import bayesvm``: the
+exceptions module imports it from here when the name is first used.
 """
 
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning

@@ -40,7 +40,7 @@ def _inside_package(code) -> bool:
 
 def __getattr__(name: str):
     """:class:`ConvergenceWarning` on first use (PEP 562): its scikit-learn base class costs
-    0.4 s to import, more than the rest of ``import bayesvm``.
+    0.3 s to import, as long as the rest of ``import bayesvm``.
     """
     if name == "ConvergenceWarning":
         from bayesvm._convergence_warning import ConvergenceWarning

@@ -56,7 +56,7 @@ def save(fit, path) -> str:
 
     ``fit.idata`` itself is not changed: the extra groups go into a shallow copy.
     """
-    import xarray as xr  # imported here: xarray and pandas cost 0.3 s at startup
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
     from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
 
@@ -160,7 +160,7 @@ def model_to_dataset(model, idata: az.InferenceData | None = None) -> xr.Dataset
         For a class that :mod:`bayesvm.models` does not export, or a field value that has no
         netCDF form (a dict, a label list of mixed types, an object array holding None, ...).
     """
-    import xarray as xr  # imported here: xarray and pandas cost 0.3 s at startup
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
     stored = {}
     if idata is not None:

@@ -73,7 +73,7 @@ class BlockModel:
         the parameterisation NUTS needs when the data say little about each coefficient
         (few rows per group of a random intercept).
         """
-        from bayesvm._arviz import pymc as pm  # imported here: PyMC costs 2 s at startup
+        from bayesvm._arviz import pymc as pm  # imported here: PyMC and ArviZ cost 1 s at startup
 
         with pm.Model(coords=self.coords) as model:
             variables: dict = {}

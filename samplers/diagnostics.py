@@ -93,7 +93,7 @@ def mcmc_fit(model, result, method: str):
 
 def _halves_as_chains(posterior: xr.Dataset) -> xr.Dataset | None:
     """One chain's two halves as two chains (None when too short to halve)."""
-    import xarray as xr  # imported here: xarray and pandas cost 0.3 s at startup
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
     half = posterior.sizes["draw"] // 2
     if half < 4:
