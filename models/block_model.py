@@ -75,7 +75,7 @@ class BlockModel:
         the parameterisation NUTS needs when the data say little about each coefficient
         (few rows per group of a random intercept).
         """
-        import pymc as pm
+        from bayesvm._arviz import pymc as pm  # imported here: PyMC and ArviZ cost 1 s at startup
 
         with pm.Model(coords=self.coords) as model:
             variables: dict = {}
