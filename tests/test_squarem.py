@@ -130,3 +130,18 @@ def test_heat_continues_the_leader_alone():
     assert calls["low"] == 3
     assert result.trace.size == calls["high"]
     assert result.converged
+
+
+def test_infinite_entries_do_not_stop_the_extrapolation():
+    """A precision of ``inf`` (a coefficient held at 0) rides along unextrapolated."""
+    sweep, fixed = linear_sweep(np.array([[0.99]]), np.array([1.0]))
+
+    def with_infinity(state):
+        (params, stats), bound = sweep(({}, {"x": Point(state[1]["x"].value[:1])}))
+        return (params, {"x": Point(np.append(stats["x"].value, np.inf))}), bound
+
+    accelerated = Squarem(with_infinity)
+    start = ({}, {"x": Point(np.array([0.0, np.inf]))})
+    result = run_ascent(start, accelerated, tol=1e-12, max_iter=10_000)
+    np.testing.assert_allclose(result.state[1]["x"].value, [fixed[0], np.inf], rtol=1e-6)
+    assert accelerated.sweeps < 20

@@ -102,11 +102,14 @@ class Squarem:
         if vector.layout != layout:  # e.g. an active set changed size
             return second, second_bound
         x0, x1, x2 = (vector.flatten(s[1]) for s in (state, first, second))
-        r, v = x1 - x0, x2 - 2.0 * x1 + x0
+        # Infinite entries (a precision that holds an excluded coefficient at 0) stay as x2.
+        finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
+        r, v = x1[finite] - x0[finite], x2[finite] - 2.0 * x1[finite] + x0[finite]
         r_norm, v_norm = np.linalg.norm(r), np.linalg.norm(v)
         alpha = -r_norm / v_norm if v_norm > 0.0 else -1.0
         alpha = float(np.clip(alpha, -self.step_bound, -1.0))
-        extrapolated = vector.unflatten(x0 - 2.0 * alpha * r + alpha**2 * v, second[1])
+        x2[finite] = x0[finite] - 2.0 * alpha * r + alpha**2 * v
+        extrapolated = vector.unflatten(x2, second[1])
         third, third_bound = self._try_sweep((second[0], extrapolated))
         if third is None or third_bound < second_bound:
             if alpha == -self.step_bound:
