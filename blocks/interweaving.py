@@ -21,7 +21,7 @@ the ``IG(A, B)`` prior of ``sigma^2``: in ``s = log sigma`` the log density is `
 exp(-2 s) + log L(h + exp(s) g)``. Given ``a`` instead, the likelihood would be Gaussian in
 ``sigma`` with a precision ``sum_i g_i^2 / a_i`` so large, at the support vectors' small ``a_i``,
 that ``sigma`` could hardly move: on Luts-Ormerod's 2000 x 50 problem the smallest bulk ESS of
-``u`` rose from 108 to 119 of 5000 draws given ``a``, and to 629 with ``a`` integrated out. The
+``u`` rose from 108 to 119 of 5000 draws given ``a``, and to 659 with ``a`` integrated out. The
 draw is one slice-sampling update in ``s`` (:func:`~bayesvm.samplers.slice.slice_step`), ``O(n)``
 per evaluation of the density, a handful of evaluations per sweep.
 

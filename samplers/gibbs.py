@@ -4,7 +4,10 @@ A sweep visits the model's blocks in order and draws each from its complete cond
 the other blocks' current values (:mod:`bayesvm.blocks.base`). For the SVMs this is the
 three-block sampler of Polson-Scott (MCMC-SVM) and Luts-Ormerod (App. A): ``(beta, u) | a``,
 ``1/a | beta, u`` and the penalty's conditionals; for Drugowitsch's linear regression the
-exact draw of ``(w, tau) | alpha`` followed by ``alpha | w, tau``. A chain starts from the
+exact draw of ``(w, tau) | alpha`` followed by ``alpha | w, tau``. A block may add moves
+that the sweep makes right after its draw (:meth:`~bayesvm.blocks.Block.gibbs_moves`): the
+coefficient block redraws a learned Gaussian scale in the ancillary parameterisation, the
+interweaving of Yu & Meng (2011) (:mod:`bayesvm.blocks.interweaving`). A chain starts from the
 first block's dispersed value and the others drawn given it.
 """
 
