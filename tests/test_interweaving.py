@@ -119,6 +119,8 @@ def test_gibbs_with_and_without_interweaving_agree():
 
 @pytest.mark.slow
 def test_gibbs_with_interweaving_of_nu_agrees_with_nuts():
-    """The ridge with a learned Polson-Scott scale ``nu`` (reported as the sd)."""
+    """The ridge with a learned Polson-Scott scale ``nu`` (reported as the sd), each weight's
+    prior sd ``nu`` times its feature's sd."""
     X, y = simulate_logistic(100, 4, seed=7)
-    assert_samplers_agree(LinearSVM.from_arrays(X, y))
+    X[:, 0] *= 3.0
+    assert_samplers_agree(LinearSVM.from_arrays(X, y, feature_scale="std"))
