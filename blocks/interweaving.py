@@ -6,9 +6,10 @@ sweep draws ``lambda | u`` (:class:`~bayesvm.blocks.GammaPrecision`), which move
 when ``u`` pins ``lambda`` down. The *ancillary* (non-centred) one is ``z = u / (sigma c)``
 with ``sigma = lambda^-1/2``, ``z ~ N(0, I)`` whatever ``sigma``: the data then tie ``sigma``
 to ``z``, and draws of ``sigma | z`` move most where those of ``lambda | u`` move least. The
-ancillarity-sufficiency interweaving strategy (ASIS, Yu & Meng's eq. 2.2-2.4, Theorem 1) draws
-one after the other: after ``lambda | u``, fix ``z``, draw ``sigma | z, beta, y`` and set ``u =
-sigma c z``.
+ancillarity-sufficiency interweaving strategy (ASIS, Yu & Meng's eq. 2.2-2.4, Theorem 1) makes
+both draws in one sweep: ``lambda | u``, and, with ``z`` fixed, ``sigma | z, beta, y`` followed by
+``u = sigma c z``. Here the ancillary draw comes right after the coefficients' draw, the
+sufficient one (the prior block's) at the end of the sweep.
 
 Here the ancillary draw also integrates the likelihood's augmentation out (the hinge's
 ``a``, Polson-Scott Theorem 1): with ``f = h + sigma g``, ``h = X beta`` and ``g = Z (c z)``,
