@@ -6,11 +6,11 @@ import os
 import warnings
 from collections.abc import Sequence
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
 from bayesvm import registry
+from bayesvm._arviz import arviz as az
 from bayesvm.exceptions import ConvergenceWarning
 
 __all__ = ["load_average", "timed_fit", "backend_table"]
