@@ -4,6 +4,7 @@ from bayesvm.blocks.base import DRIVERS, Block, block_drivers
 from bayesvm.blocks.coefficients import CoefficientStats, GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import FixedPrecision, GammaPrecision, PriorStats
 from bayesvm.blocks.hinge import HingeAugmentation, LikelihoodStats
+from bayesvm.blocks.interweaving import ScaleInterweaving
 from bayesvm.blocks.jaakkola_jordan import (
     JaakkolaJordan,
     SequentialJaakkolaJordan,
@@ -24,6 +25,7 @@ __all__ = [
     "PriorStats",
     "HingeAugmentation",
     "LikelihoodStats",
+    "ScaleInterweaving",
     "JaakkolaJordan",
     "SequentialJaakkolaJordan",
     "jaakkola_lambda",

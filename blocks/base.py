@@ -66,6 +66,9 @@ class Block:
     learned: bool = False
     var_names: tuple[str, ...] = ()
     dims: dict = {}
+    #: A prior block whose scale the coefficient block's Gibbs sweep also redraws in the
+    #: ancillary parameterisation (:class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
+    interweave: bool = False
 
     # -- every driver -----------------------------------------------------------------------
     def conditional(self, stats: Stats):
@@ -88,6 +91,16 @@ class Block:
     def sample_stats(self, stats) -> dict[str, float]:
         """Statistics of a sampler's state kept per draw (``sample_stats``), e.g. a model size."""
         return {}
+
+    def gibbs_moves(self, blocks: Mapping[str, Block]) -> list:
+        """Further updates a Gibbs sweep makes right after this block's draw (none here).
+
+        A move has ``update(stats, rng) -> dict``, the statistics it changes by block name,
+        leaves the posterior invariant, and names in ``stale`` the block whose value it has
+        integrated out and left behind (None if none): the sweep must visit that block next.
+        ``blocks`` are the model's blocks by name.
+        """
+        return []
 
     # -- reversible jump --------------------------------------------------------------------
     def jump(self, params, rng: np.random.Generator, moves: int | None = None):

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
+from bayesvm.blocks.interweaving import ScaleInterweaving
 
 __all__ = ["GaussianCoefficients", "CoefficientStats", "Segment", "LOG_2PI"]
 
@@ -107,6 +108,20 @@ class GaussianCoefficients(Block):
     def record(self, stats: CoefficientStats) -> dict[str, np.ndarray]:
         """Each segment's value."""
         return {s.name: stats.mean[s.slice] for s in self.segments}
+
+    def gibbs_moves(self, blocks) -> list:
+        """The interweaving of each segment whose prior asks for it (``interweave``):
+        :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`, which integrates the
+        likelihood block's augmentation out, so that block must follow this one.
+        """
+        likelihood = blocks[self.likelihood]
+        return [ScaleInterweaving(self, s, likelihood) for s in self.segments if s.prior.interweave]
+
+    def segment_predictor(self, theta: np.ndarray, segment: slice) -> np.ndarray:
+        """The part of ``f = C theta`` from the coefficients ``theta[segment]``."""
+        part = np.zeros_like(theta)
+        part[segment] = theta[segment]
+        return self.design.predictor(part)
 
     # -- VB ---------------------------------------------------------------------------------
     def expected_stats(self, params: GaussianConditional) -> CoefficientStats:

@@ -148,6 +148,11 @@ class GammaPrecision(Block):
         ``value`` ``b_j`` multiplies each coefficient's precision: ``theta_j ~ N(0, c_j^2 /
         (lambda b_j))``. That block is then the segment's prior and owns its factor; this one
         owns the hyperprior of ``lambda`` only.
+    interweave : bool
+        Gibbs also redraws the scale ``lambda^-1/2`` in the ancillary parameterisation
+        ``z = sqrt(lambda) theta_s / c`` after each draw of the coefficients
+        (:class:`~bayesvm.blocks.interweaving.ScaleInterweaving`); one ``lambda`` for the
+        segment and no ``mixing`` only. Other drivers are unaffected.
     """
 
     learned = True
@@ -169,8 +174,12 @@ class GammaPrecision(Block):
         starts: tuple = (None,),
         q_names: tuple = ("shape", "rate", None),
         mixing: str | None = None,
+        interweave: bool = False,
     ):
+        if interweave and (ard or mixing is not None):
+            raise ValueError("interweave needs one lambda for the segment and no mixing")
         self.name = name
+        self.interweave = interweave
         self.shape, self.rate = float(shape), float(rate)
         self.coefficients = coefficients
         self.segment = segment
@@ -225,7 +234,10 @@ class GammaPrecision(Block):
     # -- Gibbs ------------------------------------------------------------------------------
     def sample(self, rate, rng) -> PriorStats:
         """``lambda ~ Gamma(A + k/2, rate)``."""
-        lam = rng.gamma(self.shape_q, 1.0 / rate)
+        return self.at(rng.gamma(self.shape_q, 1.0 / rate))
+
+    def at(self, lam) -> PriorStats:
+        """Statistics at the value ``lambda``."""
         return PriorStats(self._precision(lam), lam, np.log(lam))
 
     def record(self, stats: PriorStats) -> dict[str, np.ndarray]:

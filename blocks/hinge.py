@@ -103,6 +103,20 @@ class HingeAugmentation(Block):
         f = stats[self.coefficients].f_mean
         return -2.0 * float(np.sum(np.maximum(0.0, 1.0 - self.y * f)))
 
+    def log_likelihood_along(self, offset: np.ndarray, direction: np.ndarray):
+        """The pseudo-likelihood with ``a`` integrated out along the line ``f = offset + t
+        direction``: ``t -> -2 sum_i max(0, 1 - y_i (offset_i + t direction_i))``, ``O(n)`` per
+        evaluation (a move that redraws ``t`` given ``y`` alone, e.g.
+        :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
+        """
+        margin = 1.0 - self.y * offset
+        slope = self.y * direction
+
+        def log_likelihood(t: float) -> float:
+            return -2.0 * float(np.maximum(margin - t * slope, 0.0).sum())
+
+        return log_likelihood
+
     def accelerated_m_step(self, coefficients):
         """The exact M-step of :mod:`bayesvm.samplers.hinge_mode` on ``coefficients``' dense
         design: support vectors as the equality constraints of Polson-Scott eq. (15), an

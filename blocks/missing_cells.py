@@ -125,6 +125,12 @@ class ImputedCoefficients(GaussianCoefficients):
         super().__init__(design, segments, likelihood, coefficient_names)
         self.cells = cells
 
+    def gibbs_moves(self, blocks) -> list:
+        """None: the likelihood reads ``f`` from the cells block, on the design completed by
+        the last draw of the cells, which a rescaling of ``u`` here would leave behind.
+        """
+        return []
+
     def conditional(self, stats):
         """``P`` and the mean on the completed design (class docstring)."""
         cells, likelihood = stats[self.cells], stats[self.likelihood]

@@ -46,13 +46,17 @@ class LearnedGaussian:
 
     ``u_j | s2 ~ N(0, s2 * scale_j^2)`` with ``s2 ~ IG(shape, rate)``. The variance is reported
     as ``sigma2_u`` (Luts-Ormerod's mixed model) or as ``nu = sqrt(s2)`` (Polson-Scott's ridge
-    scale), chosen by ``report``.
+    scale), chosen by ``report``. With ``interweave`` (the default) Gibbs follows each draw
+    of the coefficients by a draw of ``sqrt(s2)`` given ``u / sqrt(s2)``, ``beta`` and ``y``
+    (:class:`~bayesvm.blocks.interweaving.ScaleInterweaving`), which mixes ``s2`` and the
+    scale of ``u`` several times faster; the other backends do not read it.
     """
 
     scale: np.ndarray
     shape: float
     rate: float
     report: Literal["sigma2_u", "nu"] = "sigma2_u"
+    interweave: bool = True
 
     def blocks(self, coefficients: str, segment: slice, dim: str) -> tuple:
         """``(the segment's prior, blocks to visit)``: the Gamma precision ``1 / s2``."""
@@ -79,6 +83,7 @@ class LearnedGaussian:
             starts=(1.0,),
             q_names=("variance_shape", "variance_rate", None),
             mixing=mixing,
+            interweave=self.interweave and mixing is None,
         )
 
 

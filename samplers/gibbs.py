@@ -4,7 +4,10 @@ A sweep visits the model's blocks in order and draws each from its complete cond
 the other blocks' current values (:mod:`bayesvm.blocks.base`). For the SVMs this is the
 three-block sampler of Polson-Scott (MCMC-SVM) and Luts-Ormerod (App. A): ``(beta, u) | a``,
 ``1/a | beta, u`` and the penalty's conditionals; for Drugowitsch's linear regression the
-exact draw of ``(w, tau) | alpha`` followed by ``alpha | w, tau``. A chain starts from the
+exact draw of ``(w, tau) | alpha`` followed by ``alpha | w, tau``. A block may add moves
+that the sweep makes right after its draw (:meth:`~bayesvm.blocks.Block.gibbs_moves`): the
+coefficient block redraws a learned Gaussian scale in the ancillary parameterisation, the
+interweaving of Yu & Meng (2011) (:mod:`bayesvm.blocks.interweaving`). A chain starts from the
 first block's dispersed value and the others drawn given it.
 """
 
@@ -25,10 +28,22 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
 
     With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
     ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump`) instead of its Gibbs
-    update. ``record`` returns the posterior variables and the blocks' sample statistics.
+    update. Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
+    interweaving of a learned scale, :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
+    ``record`` returns the posterior variables and the blocks' sample statistics.
     """
-    updates = [block.jump if jumps and "rj" in block.drivers else block.sample for block in blocks]
-    options = [{"moves": moves} if jumps and "rj" in block.drivers else {} for block in blocks]
+    by_name = {block.name: block for block in blocks}
+    sweep = []
+    for position, block in enumerate(blocks):
+        sweep.append(_block_update(block, jumps, moves))
+        following = blocks[position + 1].name if position + 1 < len(blocks) else None
+        for move in block.gibbs_moves(by_name):
+            sweep.append(move.update)
+            if move.stale not in (None, following):
+                raise ValueError(
+                    f"{type(move).__name__} integrates {move.stale!r} out: the sweep must draw "
+                    f"it right after {block.name!r}"
+                )
 
     def init(rng) -> dict:
         stats: dict = {}
@@ -37,8 +52,8 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
         return stats
 
     def step(stats: dict, rng) -> dict:
-        for block, update, option in zip(blocks, updates, options, strict=True):
-            stats[block.name] = update(block.conditional(stats), rng, **option)
+        for update in sweep:
+            stats.update(update(stats, rng))
         return stats
 
     def record(stats: dict) -> dict[str, np.ndarray]:
@@ -49,6 +64,17 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
         return values
 
     return init, step, record
+
+
+def _block_update(block, jumps: bool, moves: int | None):
+    """``update(stats, rng) -> {block.name: statistics}``: a draw from the block's
+    conditional, or its trans-dimensional moves (``jumps``).
+    """
+    if jumps and "rj" in block.drivers:
+        return lambda stats, rng: {
+            block.name: block.jump(block.conditional(stats), rng, moves=moves)
+        }
+    return lambda stats, rng: {block.name: block.sample(block.conditional(stats), rng)}
 
 
 @register("gibbs", block_driver("gibbs"))
