@@ -27,7 +27,7 @@ data (:func:`bayesvm.linalg.automatic_threads`), so that all are timed alike.
 
 A method is timed up to its size limit (:data:`SIZE_LIMITS`), where its time would explode;
 above it, and where an optional package is missing, its row has no time and a note says why.
-``fit_slopes`` fits ``seconds ~ n^a`` per method and ``d``; :func:`plot_scaling` draws the
+:func:`fit_slopes` fits ``seconds ~ n^a`` per method and ``d``; :func:`plot_scaling` draws the
 timings. ``bayesvm bench --model peers [--plot FILE]`` prints both tables.
 """
 
@@ -305,8 +305,9 @@ def run_peer_bench(
         if (package := missing_package(method))
     }
     warm_up = PeerData.simulate(50, 2, np.random.default_rng(seed))
-    for method in set(methods) - set(missing):  # untimed: imports and other first-call costs
-        time_peer(method, warm_up, QUICK_SETTINGS, seed)
+    for method in methods:  # untimed: imports and other first-call costs
+        if method not in missing:
+            time_peer(method, warm_up, QUICK_SETTINGS, seed)
     rng = np.random.default_rng(seed)
     rows = []
     for n_samples, n_features in sizes:
