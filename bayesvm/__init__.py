@@ -3,20 +3,28 @@
 >>> import bayesvm
 >>> from bayesvm.models import LinearSVM
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
+
+``import bayesvm`` loads NumPy, SciPy and bayesvm's own code only: ArviZ (with xarray, pandas
+and matplotlib), scikit-learn, PyMC and dask are imported by the first call that needs them.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from bayesvm import (  # noqa: F401  (register the backends)
-    _arviz,  # noqa: F401  (import ArviZ without its banner, before anything else does)
     samplers,
     vb,
 )
 from bayesvm.compare import compare, plot_compare
-from bayesvm.estimator import BayesianSVC
-from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning, UnseenGroupWarning
+from bayesvm.exceptions import IdentifiabilityWarning, UnseenGroupWarning
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 from bayesvm.system_info import info
+
+if TYPE_CHECKING:
+    from bayesvm.estimator import BayesianSVC
+    from bayesvm.exceptions import ConvergenceWarning
 
 __all__ = [
     "fit",
@@ -32,3 +40,17 @@ __all__ = [
     "info",
 ]
 __version__ = "0.1.0"
+
+# Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
+# defines each is imported on the name's first use (PEP 562).
+_FROM_SKLEARN = {"BayesianSVC": "bayesvm.estimator", "ConvergenceWarning": "bayesvm.exceptions"}
+
+
+def __getattr__(name: str):
+    if name in _FROM_SKLEARN:
+        return getattr(importlib.import_module(_FROM_SKLEARN[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_FROM_SKLEARN])

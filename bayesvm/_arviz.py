@@ -1,8 +1,15 @@
-"""Import ArviZ without its banner, before anything else in bayesvm imports it.
+"""ArviZ and PyMC, imported on first use without ArviZ's banner.
 
 ArviZ 0.23 warns (a ``FutureWarning`` of four lines about its coming 1.0) on its first import
-of each day. That one warning is silenced while ArviZ is imported here; the filter goes with
-the ``catch_warnings`` block, so every other warning, and the user's own filters, still apply.
+of each day. The module attributes ``arviz`` and ``pymc`` (PEP 562; PyMC imports ArviZ) import
+their module with that one warning silenced; the filter goes with the ``catch_warnings`` block,
+so every other warning, and the user's own filters, still apply. ArviZ brings SciPy's
+statistics, matplotlib and xarray (about a second), PyMC more: bayesvm imports them only where
+a fit, a comparison or a file needs them, and always this way::
+
+    from bayesvm._arviz import arviz as az
+    from bayesvm._arviz import pymc as pm
+
 :func:`quiet_arviz_log` likewise mutes ArviZ's log while a summary of one chain is made.
 """
 
@@ -10,13 +17,23 @@ import logging
 import warnings
 from contextlib import contextmanager
 
-__all__ = ["quiet_arviz_log"]
+__all__ = ["arviz", "pymc", "quiet_arviz_log"]
 
-with warnings.catch_warnings():
-    warnings.filterwarnings(
-        "ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning
-    )
-    import arviz  # noqa: F401
+
+def __getattr__(name: str):
+    """``arviz`` or ``pymc``: the module, imported without ArviZ's banner on first access."""
+    if name not in ("arviz", "pymc"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    global arviz, pymc  # bound here: later accesses find the modules without coming here
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning
+        )
+        import arviz
+
+        if name == "pymc":
+            import pymc
+    return globals()[name]
 
 
 @contextmanager
@@ -27,6 +44,8 @@ def quiet_arviz_log():
     chains: the table shows that R-hat as NaN, and bayesvm judges one chain by its two halves
     (:mod:`bayesvm.samplers.diagnostics`), so the line only adds noise.
     """
+    from bayesvm._arviz import arviz
+
     logger = arviz._log  # ArviZ's own Logger instance, not registered with logging.getLogger
     level = logger.level
     logger.setLevel(logging.ERROR)

@@ -9,11 +9,11 @@ import time
 import warnings
 from collections.abc import Sequence
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
 from bayesvm import registry
+from bayesvm._arviz import arviz as az
 from bayesvm.exceptions import ConvergenceWarning
 
 __all__ = [

@@ -31,10 +31,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayesvm._arviz import arviz as az
 from bayesvm.bench_backends import backend_table, load_average, power_law_exponent, timed_fit
 from bayesvm.linalg import blas_threads_for
 from bayesvm.models import KernelGKM

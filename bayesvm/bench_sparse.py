@@ -15,11 +15,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
 from bayesvm import registry
+from bayesvm._arviz import arviz as az
 from bayesvm.data import load_spam
 from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning
 from bayesvm.models import SpikeSlabSVM

@@ -30,10 +30,10 @@ import sys
 import warnings
 from pathlib import Path
 
-import arviz as az
 import pandas as pd
 
 import bayesvm
+from bayesvm._arviz import arviz as az
 from bayesvm.bench import run_bench
 from bayesvm.bench_gpsvm import run_gpsvm_bench
 from bayesvm.bench_kernel import run_kernel_bench

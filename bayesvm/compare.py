@@ -20,13 +20,16 @@ model with discrete variables PyMC samples by a compound step, so the inclusion 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
-import pandas as pd
 
 from bayesvm._arviz import quiet_arviz_log
 from bayesvm.results import KINDS, Fit
+
+if TYPE_CHECKING:
+    import arviz as az
+    import pandas as pd
 
 __all__ = ["compare", "plot_compare", "COLUMNS"]
 
@@ -82,6 +85,8 @@ def compare(
         step draws by Gibbs; both, joined by ``" + "``, for a deterministic function of both,
         such as ``u = gamma * v``); NaN for the other methods.
     """
+    import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
     if not fits:
         raise ValueError("compare needs at least one fit")
     if not 0.0 < hdi_prob < 1.0:
@@ -126,6 +131,8 @@ def plot_compare(
     -------
     matplotlib.figure.Figure
     """
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     if not fits:
         raise ValueError("plot_compare needs at least one fit")
     axes = az.plot_forest(
@@ -140,6 +147,8 @@ def plot_compare(
 
 def _unpack(fit: Fit | az.InferenceData) -> tuple[az.InferenceData, str, float]:
     """``(idata, kind, runtime_s)`` of a Fit or of an InferenceData written by one."""
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     if isinstance(fit, Fit):
         return fit.idata, fit.kind, float(fit.runtime_s)
     if not isinstance(fit, az.InferenceData):
@@ -167,6 +176,8 @@ def _present_var_names(idata: az.InferenceData, var_names) -> list[str]:
 
 def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob: float):
     """ArviZ statistics renamed to :data:`COLUMNS` (without the runtime columns)."""
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     if kind == "point":
         table = az.summary(
             idata, var_names=var_names, stat_funcs={"mean": np.mean}, extend=False, round_to="none"

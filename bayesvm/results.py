@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import arviz as az
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
-import xarray as xr
-from arviz.data.base import make_attrs
 
 from bayesvm._arviz import quiet_arviz_log
+
+if TYPE_CHECKING:
+    import arviz as az
+    import pandas as pd
+    import xarray as xr
 
 __all__ = [
     "Fit",
@@ -35,6 +38,11 @@ def build_idata(
     with xarray directly (``arviz.from_dict`` costs ten times more, which matters for a VB fit
     that takes milliseconds).
     """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
+    make_attrs = az.data.base.make_attrs
     missing = set(model.var_names) - set(posterior)
     if missing:
         raise KeyError(f"backend did not return {sorted(missing)}")
@@ -66,6 +74,8 @@ def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
     """Add ``observed_data`` (y as -1/+1, when it is in memory) and ``constant_data``
     (designs) groups.
     """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
     in_memory = isinstance(model.y, np.ndarray)
     obs = {"obs_id": np.arange(model.n_samples)} if in_memory else {}
     constant = xr.Dataset(
@@ -197,6 +207,8 @@ class Fit:
         """Posterior inclusion probability of each feature, ``P(gamma_k = 1 | y)``, by feature
         name: ``E_q[gamma_k]`` for VB, the share of draws with ``gamma_k = 1`` otherwise.
         """
+        import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
         if "gamma" not in self.idata.posterior:
             raise ValueError(
                 f"{type(self.model).__name__} has no inclusion indicators gamma (SpikeSlabSVM has)"
@@ -268,6 +280,8 @@ class Fit:
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""
+        from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
         if self.kind == "point":
             stat_funcs = {"mode": np.mean}  # the single draw
             return az.summary(

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -48,6 +47,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 
 import bayesvm
+from bayesvm._arviz import arviz as az
 from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
 from bayesvm.case_studies.metrics import predicts_single_class
 from bayesvm.case_studies.reporting import markdown_table, run_description

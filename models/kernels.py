@@ -9,7 +9,6 @@ scikit-learn's ``RBF(length_scale=l)`` is ``exp(-d^2 / (2 l^2))``: ``l = lengths
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist
 
 __all__ = ["rbf_kernel", "rbf_log_derivatives", "mean_distance", "sklearn_length_scale"]
 
@@ -18,6 +17,8 @@ def rbf_kernel(
     A: np.ndarray, B: np.ndarray, lengthscale: float, variance: float = 1.0
 ) -> np.ndarray:
     """``k(a, b)`` between the rows of ``A`` and ``B``: shape ``(len(A), len(B))``."""
+    from scipy.spatial.distance import cdist  # imported here: scipy.spatial costs 0.02 s at startup
+
     return variance * np.exp(-cdist(A, B, "sqeuclidean") / lengthscale**2)
 
 
@@ -27,6 +28,8 @@ def rbf_log_derivatives(
     """``k`` and its derivatives in ``log lengthscale`` and ``log variance``:
     ``dk / dlog l = k * 2 d^2 / l^2`` and ``dk / dlog variance = k``.
     """
+    from scipy.spatial.distance import cdist  # imported here: scipy.spatial costs 0.02 s at startup
+
     scaled = cdist(A, B, "sqeuclidean") / lengthscale**2
     kernel = variance * np.exp(-scaled)
     return kernel, 2.0 * scaled * kernel, kernel
@@ -36,6 +39,8 @@ def mean_distance(X: np.ndarray, max_rows: int = 2000, seed: int = 0) -> float:
     """The mean Euclidean distance between the rows of ``X`` (Zhang et al. section 4's
     ``theta``), over a random ``max_rows`` of them when there are more.
     """
+    from scipy.spatial.distance import pdist  # imported here: scipy.spatial costs 0.02 s at startup
+
     if X.shape[0] > max_rows:
         X = X[np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False)]
     return float(np.mean(pdist(X)))

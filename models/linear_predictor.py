@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from bayesvm.blocks import FixedPrecision, GaussianCoefficients, HingeAugmentation, Segment
 from bayesvm.models.block_model import BlockModel
@@ -20,6 +20,9 @@ from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.penalties import Penalty
 from bayesvm.results import class_probabilities
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
 
@@ -208,6 +211,8 @@ class LinearPredictorSVM(BlockModel):
 
 def frame_to_arrays(df: pd.DataFrame, target: str, features=None):
     """Split a data frame into ``(X, y, feature_names)`` for a model constructor."""
+    import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
     if target not in df.columns:
         raise ValueError(f"target column {target!r} not in the data (columns: {list(df.columns)})")
     features = [c for c in df.columns if c != target] if features is None else list(features)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from bayesvm.exceptions import UnseenGroupWarning, warn_user
 from bayesvm.models.design import DenseDesign, GroupedDesign
@@ -211,6 +210,8 @@ class MixedSVM(LinearPredictorSVM):
 
     def _group_positions(self, groups, n_rows: int) -> np.ndarray:
         """Position of each row's group among the fitted ones, -1 where unseen (warned)."""
+        import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
         if groups is None:
             warn_user(
                 "groups=None: every row gets the population level (random intercept 0); "
@@ -242,6 +243,8 @@ class MixedSVM(LinearPredictorSVM):
 
 def _group_codes(groups, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct group labels and each row's index into them."""
+    import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_samples:
         raise ValueError(

@@ -17,11 +17,14 @@ drifts, or sits in one mode for half the run and in another for the rest, fails 
 
 from __future__ import annotations
 
-import arviz as az
+from typing import TYPE_CHECKING
+
 import numpy as np
-import xarray as xr
 
 from bayesvm.results import Fit, build_idata
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["mcmc_problems", "mcmc_converged", "mcmc_fit", "RHAT_MAX", "ESS_PER_CHAIN"]
 
@@ -31,6 +34,8 @@ ESS_PER_CHAIN = 100
 
 def mcmc_problems(idata) -> list[str]:
     """Why the draws of ``idata`` should not be trusted, in words; empty if they pass."""
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
     posterior = idata.posterior
     n_chains = posterior.sizes["chain"]
     problems = []
@@ -88,6 +93,8 @@ def mcmc_fit(model, result, method: str):
 
 def _halves_as_chains(posterior: xr.Dataset) -> xr.Dataset | None:
     """One chain's two halves as two chains (None when too short to halve)."""
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
     half = posterior.sizes["draw"] // 2
     if half < 4:
         return None

@@ -133,7 +133,7 @@ def fit_nuts(
     **sample_kwargs
         Passed to ``pymc.sample``.
     """
-    import pymc as pm
+    from bayesvm._arviz import pymc as pm  # imported here: PyMC and ArviZ cost 1 s at startup
 
     if sampler not in NUTS_SAMPLERS:
         raise ValueError(f"sampler must be one of {NUTS_SAMPLERS}; got {sampler!r}")

@@ -35,8 +35,11 @@ def correlated_data(n_samples, seed):
 # -- without missing values the imputation blocks decouple --------------------------------
 def test_without_missing_values_the_coefficients_equal_mixed_svm_penalized():
     X, y = simulate_logistic(150, 4, seed=7)
-    mixed = bayesvm.fit(MixedSVM.penalized(X, y), method="vb")
-    missing = bayesvm.fit(MissingDataSVM.from_arrays(X, y), method="vb")
+    # Plain CAVI to an absolute tolerance: the same sweeps and stop (SQUAREM's step length and
+    # a relative stop would also see the imputation blocks' terms).
+    plain = {"accelerate": False, "tol": 1e-10, "relative": False}
+    mixed = bayesvm.fit(MixedSVM.penalized(X, y), method="vb", **plain)
+    missing = bayesvm.fit(MissingDataSVM.from_arrays(X, y), method="vb", **plain)
     assert missing.n_iter == mixed.n_iter
     for name in ("beta", "u"):
         group_a, group_b = mixed.idata["variational"], missing.idata["variational"]
@@ -294,7 +297,9 @@ def test_recovery_curve_direction_improves_on_complete_cases_while_weights_infla
     """
     curve = recovery_curve(fractions=(0.0, 0.2, 0.4, 0.6))
     table = summary_table(curve)
-    assert curve.loc[curve["fraction"] == 0.0, "coefficient_error"].max() < 1e-8
+    # Without missing cells the imputation model is the full-data model: the same fixed point,
+    # reached by other SQUAREM paths and stopped at a relative bound change of 1e-10.
+    assert curve.loc[curve["fraction"] == 0.0, "coefficient_error"].max() < 1e-4
     positive = table.index > 0
     angle = table["angle_deg"][positive]
     assert (angle["imputation"] < angle["complete_cases"]).all()

@@ -164,7 +164,7 @@ def test_the_regression_models_check_their_design_too():
         ("vb", {"draws": 10.0}, "draws must be an integer >= 1; got 10.0"),
         ("vb", {"max_iter": 0}, "max_iter must be >= 1"),
         ("vb", {"tol": -1.0}, "tol must be a finite number >= 0"),
-        ("vb", {"chains": 2}, "fit_vb takes no option 'chains'; it takes: tol, max_iter"),
+        ("vb", {"chains": 2}, "fit_vb takes no option 'chains'; it takes: tol, relative, max_iter"),
         ("gibbs", {"chains": 0}, "chains must be >= 1; got 0"),
         ("gibbs", {"tune": -1}, "tune must be >= 0; got -1"),
         ("gibbs", {"draws": True}, "draws must be an integer"),
