@@ -14,16 +14,17 @@
 * ``logit_vs_script``: seconds of Drugowitsch's VB logistic regression
   (:class:`~bayesvm.models.LogisticRegression`, default settings) over the numpy port of his
   ``vb_logit_fit.m`` (:mod:`bayesvm.reference_vb_logit`) at ``N = 2000`` and ``D = 100``
-  and ``1000``; at most 1. Our VB runs from two starting points of ``E(alpha)`` (its prior
-  mean, the script's only one, and 1) and keeps the larger bound; its ``n_iter`` counts the
-  kept run's iterations. The script stops as soon as its bound falls, which it takes for
-  round-off near the optimum; where that happens early (after its first iteration at
-  ``D = 1000`` on these data) its time is not that of a converged fit: the ``detail``
-  column gives both iteration counts.
+  and ``1000``; at most 1. Our VB starts from two values of ``E(alpha)`` (its prior mean,
+  the script's only one, and 1) and goes on from the better after a few iterations
+  (:func:`bayesvm.drivers.run_ascent_from`); its ``n_iter`` counts the run that goes on.
+  The script stops as soon as its bound falls, which it takes for round-off near the
+  optimum; where that happens early (after its first iteration at ``D = 1000`` on these
+  data) its time is not that of a converged fit: the ``detail`` column gives both
+  iteration counts.
 * ``import``: seconds of ``import bayesvm`` in a fresh interpreter, the median of 5; below
   0.5.
 
-The data are :class:`~bayesvm.bench_peers.PeerData`'s and every fit is
+The simulated data are :class:`~bayesvm.bench_peers.PeerData`'s and their fits
 :func:`~bayesvm.bench_peers.time_peer`'s, as in ``bayesvm bench --model peers``. ``quick``
 runs the same code at small sizes, with short chains and one import. ``bayesvm bench
 --model targets`` prints the table.
