@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from bayesvm import registry
-from bayesvm._arviz import arviz as az
+from bayesvm.bench_backends import measure_fit
 from bayesvm.case_studies.simulated import simulate_dataset
-from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning
+from bayesvm.exceptions import IdentifiabilityWarning
 from bayesvm.models import LinearSVM, MixedSVM
 
-__all__ = ["run_bench", "SETTINGS", "QUICK_SETTINGS"]
+__all__ = ["run_bench", "svm_model_for", "SETTINGS", "QUICK_SETTINGS", "FIXED_ALPHA"]
 
 # Luts-Ormerod section 4.2 (Gibbs: 5000 burn-in + 5000 kept, one chain) and NUTS at PyMC's
 # usual 1000 + 1000, one chain on one core so that both are timed per chain.
@@ -113,30 +113,35 @@ def run_bench(
     return table
 
 
-def _time_fit(D, y, method: str, options: dict, seed: int) -> dict:
-    """Fit one data set by ``method``; its model, wall time, speed and ESS."""
+def svm_model_for(D, y, method: str):
+    """The model ``method`` fits in these benchmarks: :meth:`~bayesvm.models.MixedSVM.penalized`
+    or, for a method that cannot infer the penalty, :class:`~bayesvm.models.LinearSVM` with
+    :data:`FIXED_ALPHA`.
+    """
     with warnings.catch_warnings():
-        # Timing, not inference: n <= d makes the data separable, and short quick chains
-        # do not converge; the warnings would only bury the table.
+        # Timing, not inference: n <= d makes the data separable; the warning would only
+        # bury the table.
         warnings.simplefilter("ignore", IdentifiabilityWarning)
-        warnings.simplefilter("ignore", ConvergenceWarning)
         model = MixedSVM.penalized(D, y)
         if method not in registry.methods(model):
             model = LinearSVM.from_arrays(D, y, alpha=FIXED_ALPHA)
-        result = registry.fit(model, method=method, seed=seed, **options)
+    return model
+
+
+def _time_fit(D, y, method: str, options: dict, seed: int) -> dict:
+    """Fit one data set by ``method``; its model, wall time, speed and ESS."""
+    model = svm_model_for(D, y, method)
+    result, measured = measure_fit(model, method, options, seed)
     # PyMC records the time spent sampling (tuning included, compilation excluded).
-    sampling_s = result.idata.posterior.attrs.get("sampling_time", result.runtime_s)
-    row = {
-        "model": type(model).__name__,
-        "seconds": result.runtime_s,
-        "sampling_s": float(sampling_s),
-        "iter_per_s": np.nan,
-        "ess_bulk_min": np.nan,
-    }
+    sampling_s = float(result.idata.posterior.attrs.get("sampling_time", measured["seconds"]))
+    iter_per_s = np.nan
     if result.kind == "mcmc":
-        chains = result.idata.posterior.sizes["chain"]
-        row["iter_per_s"] = result.n_iter * chains / row["sampling_s"]
-        ess = az.ess(result.idata, method="bulk")
-        row["ess_bulk_min"] = min(float(ess[name].min()) for name in ess.data_vars)
-    row["ess_per_s"] = row["ess_bulk_min"] / row["seconds"]
-    return row
+        iter_per_s = result.n_iter * result.idata.posterior.sizes["chain"] / sampling_s
+    return {
+        "model": type(model).__name__,
+        "seconds": measured["seconds"],
+        "sampling_s": sampling_s,
+        "iter_per_s": iter_per_s,
+        "ess_bulk_min": measured["ess_min"],
+        "ess_per_s": measured["ess_per_s"],
+    }

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from bayesvm._arviz import arviz as az
-from bayesvm.bench_backends import backend_table, load_average, timed_fit
+from bayesvm.bench_backends import backend_table, load_average, power_law_exponent, timed_fit
 from bayesvm.linalg import blas_threads_for
 from bayesvm.models import KernelGKM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
@@ -238,9 +238,8 @@ def fit_exponents(per_sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 def _exponent(label: str, n, seconds) -> dict:
-    n = np.asarray(n, dtype=float)
-    slope, _ = np.polyfit(np.log(n), np.log(np.asarray(seconds, dtype=float)), 1)
-    return {"timing": label, "n_from": int(n.min()), "n_to": int(n.max()), "exponent": slope}
+    exponent = power_law_exponent(n, seconds)
+    return {"timing": label, "n_from": int(min(n)), "n_to": int(max(n)), "exponent": exponent}
 
 
 def compare_bgkm(

@@ -9,6 +9,8 @@ Examples
     $ bayesvm compare vb.nc gibbs.nc --names VB,Gibbs --plot forest.png
     $ bayesvm bench --quick --methods vb,gibbs
     $ bayesvm bench --model gpsvm --quick
+    $ bayesvm bench --model peers --sizes 1000x10,10000x10 --plot scaling.png
+    $ bayesvm bench --model targets --quick
     $ bayesvm reproduce simulated --quick --out results/simulated
     $ bayesvm reproduce toenail --scheduler tcp://10.0.0.5:8786 --resume
     $ bayesvm reproduce linlogit --quick --methods vb,ml
@@ -36,7 +38,9 @@ from bayesvm.bench import run_bench
 from bayesvm.bench_gpsvm import run_gpsvm_bench
 from bayesvm.bench_kernel import run_kernel_bench
 from bayesvm.bench_missing import run_missing_bench
+from bayesvm.bench_peers import plot_scaling, run_peer_bench
 from bayesvm.bench_sparse import run_model_search_bench
+from bayesvm.bench_targets import run_target_bench
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
@@ -179,13 +183,19 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="time each backend, with ratios to NUTS")
     bench.add_argument("--quick", action="store_true", help="short chains (smoke test)")
     bench.add_argument(
-        "--sizes", type=_sizes, default=[(200, 10)], help="e.g. 200x10,500x50 (n x d)"
+        "--sizes",
+        type=_sizes,
+        help="e.g. 200x10,500x50 (n x d); default 200x10 (penalized), n = 1e3 to 1e6 at d = 10 "
+        "and 100 (peers)",
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "spikeslab", "missing", "kernel", "gpsvm"],
+        choices=["penalized", "peers", "targets", "spikeslab", "missing", "kernel", "gpsvm"],
         default="penalized",
-        help="penalized: every backend on simulated data (default); spikeslab: the model "
+        help="penalized: every backend on simulated data (default); peers: our methods beside "
+        "LIBLINEAR, LIBSVM, nutpie and scikit-learn's ARD and logistic regressions against n "
+        "(two tables: timings and fitted slopes); targets: the speed targets, each a ratio "
+        "with its goal, pass or fail; spikeslab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
         "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
         "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data; "
@@ -202,7 +212,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--methods",
         type=_names,
-        help="default vb,gibbs,nuts (penalized, missing), gibbs,rj,nuts (spikeslab), "
+        help="default vb,gibbs,nuts (penalized, missing), every peer (peers), gibbs,rj,nuts "
+        "(spikeslab), "
         "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gpsvm: the full GP's)",
     )
     bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
@@ -212,6 +223,9 @@ def _parser() -> argparse.ArgumentParser:
         type=_thread_counts,
         default=[None],
         help="BLAS threads to time each fit with, e.g. 1,2 (default: automatic)",
+    )
+    bench.add_argument(
+        "--plot", type=Path, help="peers: write seconds against n (log-log) to this image file"
     )
     bench.set_defaults(command=_bench, command_name="bench")
 
@@ -393,11 +407,18 @@ def _compare(args) -> None:
 
 
 def _bench(args) -> None:
+    if args.plot is not None and args.model != "peers":
+        raise CommandError("--plot is for --model peers")
     if args.model in TABLE_BENCHES:
         _bench_tables(args)
         return
+    if args.model == "peers":
+        _bench_peers(args)
+        return
     try:
-        if args.model == "missing":
+        if args.model == "targets":
+            table = run_target_bench(seed=args.seed, quick=args.quick)
+        elif args.model == "missing":
             table = run_missing_bench(
                 methods=args.methods or ["vb", "gibbs", "nuts"], seed=args.seed, quick=args.quick
             )
@@ -411,7 +432,7 @@ def _bench(args) -> None:
             )
         else:
             table = run_bench(
-                sizes=args.sizes,
+                sizes=args.sizes or [(200, 10)],
                 methods=args.methods or ["vb", "gibbs", "nuts"],
                 repeats=args.repeats,
                 seed=args.seed,
@@ -432,6 +453,27 @@ def _bench_tables(args) -> None:
         tables = run(methods=args.methods or methods, seed=args.seed, quick=args.quick)
     except ValueError as error:
         raise CommandError(error) from error
+    _print_tables(tables)
+
+
+def _bench_peers(args) -> None:
+    """Time our methods beside their peers; print the timings and slopes, draw the plot."""
+    if args.plot is not None:
+        _prepare_output_file(args.plot, "--plot")
+    try:
+        tables = run_peer_bench(
+            sizes=args.sizes, methods=args.methods, seed=args.seed, quick=args.quick
+        )
+    except ValueError as error:
+        raise CommandError(error) from error
+    _print_tables(tables)
+    if args.plot is not None:
+        plot_scaling(**tables).savefig(args.plot, bbox_inches="tight")
+        print(f"\nwrote {args.plot}")
+
+
+def _print_tables(tables: dict) -> None:
+    """Print each table under its name."""
     print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
 
 

@@ -82,6 +82,7 @@ __all__ = [
     "QUICK_PROTOCOL",
     "fixed_effects",
     "random_intercept_model",
+    "full_data_model",
     "fit_random_intercept",
     "split_rows",
     "full_data_fits",
@@ -237,6 +238,13 @@ def split_rows(*, split: int, seed: int, methods, protocol: Protocol) -> list[di
     return rows
 
 
+def full_data_model() -> MixedSVM:
+    """Section 4.3's model of all 1908 visits, the predictors standardised with the full data."""
+    data = load_toenail()
+    (X,) = standardize(fixed_effects(data))
+    return random_intercept_model(X, data["patientID"].to_numpy(), data["outcome"].to_numpy())
+
+
 def full_data_fits(protocol: Protocol, seed: int) -> dict[str, bayesvm.Fit]:
     """Fit the random intercept model to all 1908 visits by each of :data:`FOREST_METHODS`.
 
@@ -248,9 +256,7 @@ def full_data_fits(protocol: Protocol, seed: int) -> dict[str, bayesvm.Fit]:
     dict of str to Fit
         Keyed by the methods' labels (:data:`METHOD_LABELS`).
     """
-    data = load_toenail()
-    (X,) = standardize(fixed_effects(data))
-    model = random_intercept_model(X, data["patientID"].to_numpy(), data["outcome"].to_numpy())
+    model = full_data_model()
     seeds = task_seed(seed, _FULL).spawn(len(FOREST_METHODS))
     return {
         METHOD_LABELS[method]: fit_random_intercept(

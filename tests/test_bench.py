@@ -5,6 +5,16 @@ import pytest
 from bayesvm.bench import run_bench
 from bayesvm.bench_gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
 from bayesvm.bench_kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
+from bayesvm.bench_peers import (
+    PEER_SIZES,
+    PEERS,
+    SIZE_LIMITS,
+    Peer,
+    SizeLimit,
+    fit_slopes,
+    plot_scaling,
+    run_peer_bench,
+)
 
 
 def test_bench_times_each_method_at_each_thread_count():
@@ -83,3 +93,80 @@ def test_gpsvm_bench_times_waveform_the_throughput_and_the_full_gp():
     assert list(full_gp["method"]) == ["vb", "gibbs"]
     assert full_gp["ess_min"].notna().tolist() == [False, True]  # VB has no draws
     assert full_gp["ess_per_s_ratio_nuts"].isna().all()  # no NUTS row to compare with
+
+
+def test_peer_bench_times_each_method_and_notes_those_above_their_limit():
+    limit = SizeLimit(max_samples=100, reason="the test's")
+    tables = run_peer_bench(
+        sizes=[(60, 2), (120, 2)],
+        methods=["vb", "liblinear", "libsvm", "vb_logit_fit.m"],
+        quick=True,
+        limits={"libsvm": limit},
+    )
+    assert list(tables) == ["timings", "slopes"]
+    timings = tables["timings"].set_index(["n_samples", "method"])
+    skipped = timings.loc[(120, "libsvm")]
+    assert np.isnan(skipped["seconds"])
+    assert skipped["note"] == "not timed: above its size limit, n <= 100: the test's"
+    timed = timings.drop(index=[(120, "libsvm")])
+    assert (timed["seconds"] > 0).all() and (timed["note"] == "").all()
+    assert timings.loc[(60, "vb_logit_fit.m"), "group"] == "logistic regression"
+    slopes = tables["slopes"].set_index("method")
+    assert slopes.loc["libsvm", "sizes"] == 1 and np.isnan(slopes.loc["libsvm", "slope"])
+    assert np.isfinite(slopes.drop(index="libsvm")["slope"]).all()
+
+
+def test_peer_bench_notes_a_missing_optional_package(monkeypatch):
+    absent = Peer("NUTS", PEERS["nutpie"].run, requires="a_package_that_is_not_installed")
+    monkeypatch.setitem(PEERS, "nutpie", absent)
+    timings = run_peer_bench(sizes=[(60, 2)], methods=["vb", "nutpie"], quick=True)["timings"]
+    row = timings.set_index("method").loc["nutpie"]
+    assert np.isnan(row["seconds"])
+    assert row["note"] == "not timed: a_package_that_is_not_installed is not installed"
+
+
+def test_default_limits_skip_the_exploding_methods_at_a_million_rows():
+    allowed = {
+        method: [SIZE_LIMITS.get(method, SizeLimit()).allows(n, d) for n, d in PEER_SIZES]
+        for method in PEERS
+    }
+    at_a_million = [n == 1_000_000 for n, _ in PEER_SIZES]
+    for method in ("libsvm", "gibbs", "nuts", "nutpie"):
+        assert not any(a and m for a, m in zip(allowed[method], at_a_million, strict=True))
+        assert SIZE_LIMITS[method].reason  # documented
+    for method in ("vb", "em", "ecme", "liblinear", "vb_logit", "vb_logit_fit.m"):
+        assert all(allowed[method])
+
+
+def test_fit_slopes_recovers_each_methods_power_law():
+    n = np.array([1000, 10_000, 100_000])
+    timings = pd.DataFrame(
+        {
+            "n_samples": np.tile(n, 2),
+            "n_features": 10,
+            "method": ["vb"] * 3 + ["libsvm"] * 3,
+            "group": "linear SVM",
+            "seconds": np.r_[1e-4 * n, 1e-8 * n[:2] ** 2, np.nan],
+        }
+    )
+    slopes = fit_slopes(timings).set_index("method")
+    assert slopes.loc["vb", "slope"] == pytest.approx(1.0)
+    assert slopes.loc["libsvm", "slope"] == pytest.approx(2.0)
+    assert slopes.loc["libsvm", "n_to"] == 10_000 and slopes.loc["libsvm", "sizes"] == 2
+
+
+def test_plot_scaling_draws_one_panel_per_d_with_the_slopes_in_the_legend():
+    timings = pd.DataFrame(
+        {
+            "n_samples": [100, 200, 100, 200],
+            "n_features": [3, 3, 6, 6],
+            "method": "vb",
+            "group": "linear SVM",
+            "seconds": [0.1, 0.2, 0.1, np.nan],
+        }
+    )
+    figure = plot_scaling(timings, fit_slopes(timings))
+    first, second = figure.axes
+    assert [first.get_title(), second.get_title()] == ["d = 3", "d = 6"]
+    assert first.get_legend_handles_labels()[1] == ["vb (slope 1.00)"]
+    assert second.get_legend_handles_labels()[1] == ["vb"]  # one size: no slope

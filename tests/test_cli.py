@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesvm import cli
+from bayesvm import bench_targets, cli
 from bayesvm.case_studies.runner import ResumeMismatchError
 
 matplotlib.use("Agg")
@@ -156,6 +156,34 @@ def test_bench_quick_prints_markdown(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("| n_samples | n_features | method")
     assert len(lines) == 4 and "gibbs" in lines[3]
+
+
+def test_bench_peers_prints_timings_and_slopes_and_writes_the_plot(tmp_path, capsys):
+    plot = tmp_path / "figures" / "scaling.png"
+    argv = ["bench", "--model", "peers", "--quick", "--sizes", "60x2,120x2"]
+    assert cli.main([*argv, "--methods", "vb,liblinear", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line.startswith("|")]
+    assert headings == ["timings", "slopes", f"wrote {plot}"]
+    assert "| 120 | 2 | liblinear | linear SVM |" in out
+    assert plot.stat().st_size > 0
+
+
+def test_bench_targets_prints_one_table_of_goals(monkeypatch, capsys):
+    monkeypatch.setattr(bench_targets, "missing_package", lambda method: "nutpie")  # fast
+    assert cli.main(["bench", "--model", "targets", "--quick"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "| target | measured | goal | result | detail | load_1min |"
+    assert len(lines) == 2 + 7
+    assert lines[2].startswith("| penalized VB / LIBLINEAR seconds, 2,000 x 10 |")
+    assert "| > 1 | not measured |" in lines[3]
+
+
+def test_bench_plot_is_for_the_peers_only(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench", "--quick", "--plot", str(tmp_path / "x.png")])
+    assert exit_info.value.code == 2
+    assert "--plot is for --model peers" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
