@@ -185,7 +185,8 @@ def import_seconds(repeats: int = 5) -> list[float]:
 
 
 def _timing(row: dict) -> str:
-    return f"{row['seconds']:.3g} s ({row['n_iter']} iterations)"
+    plural = "" if row["n_iter"] == 1 else "s"
+    return f"{row['seconds']:.3g} s ({row['n_iter']} iteration{plural})"
 
 
 def _ess_rate(row: dict) -> str:
