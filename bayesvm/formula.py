@@ -26,13 +26,15 @@ A model built from a formula remembers its formula: its fit's prediction methods
 (``fit.decision_function``, ``fit.predict``, ``fit.predict_proba``, ``fit.predictive``,
 ``fit.predictive_interval``) take a data frame of new rows, evaluated with the training
 data's categorical levels and transformations; :func:`formula_inputs` gives the arrays
-themselves.
+themselves. A fit loaded from a file (:func:`bayesvm.load`) keeps its model's arrays but not
+the formula: it predicts from arrays, e.g. ``formula_inputs`` of the model built anew.
 """
 
 from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,14 +53,14 @@ from bayesvm.models import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MODELS", "from_formula", "formula_inputs", "FormulaDesign"]
+__all__ = ["MODELS", "from_formula", "formula_inputs", "prediction_inputs", "FormulaDesign"]
 
 
 @dataclass(frozen=True)
 class _ModelKind:
     """How a model name of :func:`from_formula` maps onto an array constructor."""
 
-    constructor: object
+    constructor: Callable
     own_intercept: bool
     classifier: bool
     description: str
@@ -201,7 +203,8 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
 
     kind = MODELS.get(model)
     if kind is None:
-        raise ValueError(f"unknown model {model!r}; from_formula knows {sorted(MODELS)}")
+        known = "; ".join(f"{name!r} ({kind.description})" for name, kind in MODELS.items())
+        raise ValueError(f"unknown model {model!r}; from_formula knows {known}")
     description = model_description(formula)
     if description.response is None:
         raise ValueError(f"the formula {formula!r} has no response: write it as 'y ~ predictors'")

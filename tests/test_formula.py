@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 import bayesvm
-from bayesvm.case_studies.toenail import POSITIVE_OUTCOME, fixed_effects
+from bayesvm.case_studies.preprocessing import standardize
+from bayesvm.case_studies.toenail import POSITIVE_OUTCOME, fixed_effects, full_data_model
 from bayesvm.data import load_toenail
 from bayesvm.formula import formula_inputs
 from bayesvm.models import (
@@ -50,6 +51,7 @@ def hand_built(frame):
 
 
 def assert_same_vb_fit(formula_model, array_model):
+    """VB fits of both models have the same coefficient means (to 1e-10)."""
     formula_fit = bayesvm.fit(formula_model, method="vb", seed=3)
     array_fit = bayesvm.fit(array_model, method="vb", seed=3)
     for from_formula, from_arrays in zip(
@@ -85,6 +87,29 @@ def test_toenail_formula_is_the_random_intercept_model():
     with pytest.warns(bayesvm.UnseenGroupWarning, match="1 of 2 rows"):
         from_arrays = array_fit.decision_function(fixed_effects(new), groups=[1, 10_000])
     np.testing.assert_array_equal(from_frame, from_arrays)
+
+
+def test_standardised_toenail_formula_is_the_case_studys_model():
+    # Section 4.3 standardises the three predictors, the interaction column included: scale()
+    # is formulae's stateful (x - mean) / sd, the sd with ddof 0 as standardize's.
+    data = load_toenail().assign(terbinafine=lambda frame: frame["treatment"] == "terbinafine")
+    formula = (
+        "outcome ~ scale(time) + scale(terbinafine) + scale(time * terbinafine) + (1|patientID)"
+    )
+    model = bayesvm.from_formula(formula, data, positive_class=POSITIVE_OUTCOME)
+    reference = full_data_model()
+    # The same moments summed in another order: equal to rounding.
+    np.testing.assert_allclose(model.X, reference.X, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(model.group_index, reference.group_index)
+    assert_same_vb_fit(model, reference)
+
+    # New rows are scaled with the training data's moments, as the case study's test parts.
+    train, new = data.iloc[:1500], data.iloc[1500:]
+    model = bayesvm.from_formula(formula, train, positive_class=POSITIVE_OUTCOME)
+    X_new, options = formula_inputs(model, new)
+    expected = standardize(fixed_effects(train), fixed_effects(new))[1]
+    np.testing.assert_allclose(X_new, expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(options["groups"], new["patientID"])
 
 
 def test_categorical_predictor_and_interaction_equal_the_hand_built_columns():
@@ -156,6 +181,12 @@ def test_missing_model_keeps_missing_numeric_predictors():
     assert isinstance(model, MissingDataSVM)
     assert model.n_samples == len(frame)
     np.testing.assert_array_equal(np.flatnonzero(np.isnan(model.Z).any(axis=1)), [3, 8])
+    # New rows may be incomplete too: their missing part is integrated out.
+    fit = bayesvm.fit(model, method="vb", seed=0)
+    new = frame.iloc[:4]
+    X_new, _ = formula_inputs(model, new)
+    assert np.isnan(X_new[3, 0])
+    np.testing.assert_array_equal(fit.decision_function(new), fit.decision_function(X_new))
 
     frame.loc[5, "sex"] = None
     with pytest.raises(ValueError, match="categorical predictor 'sex' has missing values"):
