@@ -133,18 +133,24 @@ class FormulaDesign:
         arrays), else None.
     group_column : str or None
         The column holding the groups of a random intercept ``(1|g)``.
+    columns : tuple of str
+        The columns of the data that the predictors are computed from.
     """
 
     formula: str
     common: object
     intercept: slice | None
     group_column: str | None
+    columns: tuple[str, ...]
 
     def inputs(self, data: pd.DataFrame) -> tuple[np.ndarray, dict]:
         """The predictors of ``data`` as the model's array constructor takes them, and the
         keyword arguments of its prediction methods (``groups=`` for a random intercept:
         None when ``data`` has no group column, which predicts the population level).
         """
+        absent = [column for column in self.columns if column not in data]
+        if absent:
+            raise ValueError(f"the new data lack the columns {absent} of {self.formula!r}")
         design = self.common.evaluate_new_data(data).design_matrix
         predictors = _without(design, self.intercept)
         if self.group_column is None:
@@ -203,7 +209,7 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
 
     kind = MODELS.get(model)
     if kind is None:
-        known = "; ".join(f"{name!r} ({kind.description})" for name, kind in MODELS.items())
+        known = "; ".join(f"{name!r} ({entry.description})" for name, entry in MODELS.items())
         raise ValueError(f"unknown model {model!r}; from_formula knows {known}")
     description = model_description(formula)
     if description.response is None:
@@ -230,7 +236,10 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
         built = constructor(predictors, groups, y, feature_names=names, **options)
     else:
         built = constructor(predictors, y, feature_names=names, **options)
-    _DESIGNS[built] = FormulaDesign(formula, design.common, intercept, group_column)
+    columns = set(design.data.columns) - description.response.var_names - {group_column}
+    _DESIGNS[built] = FormulaDesign(
+        formula, design.common, intercept, group_column, tuple(sorted(columns))
+    )
     return built
 
 

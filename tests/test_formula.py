@@ -143,6 +143,13 @@ def test_an_unseen_level_in_new_data_is_refused():
         fit.decision_function(new)
 
 
+def test_new_data_without_a_predictor_column_is_refused_by_name():
+    frame = patients()
+    fit = bayesvm.fit(bayesvm.from_formula("sick ~ age * sex + smoker", frame, alpha=0.5))
+    with pytest.raises(ValueError, match=r"lack the columns \['smoker'\] of 'sick ~ age"):
+        fit.predict(frame.drop(columns="smoker"))
+
+
 def test_regression_formula_keeps_its_intercept_as_a_feature():
     frame = patients()
     model = bayesvm.from_formula("blood_pressure ~ age + sex", frame, model="regression")
