@@ -5,7 +5,8 @@
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
 
 ``import bayesvm`` loads NumPy, SciPy and bayesvm's own code only: ArviZ (with xarray, pandas
-and matplotlib), scikit-learn, PyMC and dask are imported by the first call that needs them.
+and matplotlib), scikit-learn, PyMC, dask and formulae are imported by the first call that
+needs them.
 """
 
 import importlib
@@ -17,6 +18,7 @@ from bayesvm import (  # noqa: F401  (register the backends)
 )
 from bayesvm.compare import compare, plot_compare
 from bayesvm.exceptions import IdentifiabilityWarning, UnseenGroupWarning
+from bayesvm.formula import from_formula
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "fit",
     "methods",
+    "from_formula",
     "Fit",
     "load",
     "compare",
