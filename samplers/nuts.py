@@ -137,8 +137,7 @@ def fit_nuts(
 
     if sampler not in NUTS_SAMPLERS:
         raise ValueError(f"sampler must be one of {NUTS_SAMPLERS}; got {sampler!r}")
-    if sampler == "pymc":
-        pytensor_blas()
+    pytensor_blas()  # nutpie compiles by Numba, but PyMC still compiles its start in C
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(2**31))
     var_names = list(model.var_names)

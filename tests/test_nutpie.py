@@ -48,3 +48,15 @@ def test_nutpie_missing_says_how_to_install_it(lasso_model, monkeypatch):
 def test_unknown_nuts_sampler_is_rejected(lasso_model):
     with pytest.raises(ValueError, match="sampler must be one of"):
         bayesvm.fit(lasso_model, method="nuts", sampler="numpyro")
+
+
+def test_nutpie_fits_choose_pytensors_blas_too(lasso_model, monkeypatch):
+    # PyMC compiles the start of a nutpie fit in C: without a chosen BLAS PyTensor warns.
+    from bayesvm.samplers import nuts
+
+    chosen = []
+    monkeypatch.setattr(nuts, "pytensor_blas", lambda: chosen.append(True))
+    monkeypatch.setitem(sys.modules, "nutpie", None)
+    with pytest.raises(ImportError):
+        bayesvm.fit(lasso_model, method="nuts", sampler="nutpie")
+    assert chosen == [True]
