@@ -49,9 +49,18 @@ def mcmc_problems(idata) -> list[str]:
     if rhat_values is None:
         problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
     else:
+        disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
+        # A parameter that never moves within any chain but differs between them (an indicator
+        # kept in by one chain and out by another) has no within-chain variance: R-hat is 0 / 0,
+        # which ArviZ returns as NaN or, after round-off, as a huge number.
+        stuck = (chains.max("draw") == chains.min("draw")).all("chain").astype(float)
+        stuck_name, is_stuck = _worst(stuck, constant, largest=True)
         name, rhat = _worst(rhat_values, constant, largest=True)
-        if not rhat < RHAT_MAX:
-            disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
+        if is_stuck == 1.0:
+            problems.append(
+                f"R-hat of {stuck_name} is undefined: {disagree}, each staying at one value"
+            )
+        elif not rhat < RHAT_MAX:
             problems.append(f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}")
     floor = ESS_PER_CHAIN * n_chains
     for method, values in ess_values.items():

@@ -92,6 +92,19 @@ def test_the_worst_parameter_is_named_by_its_coordinate():
     assert problem.startswith("R-hat") and "of w[c] exceeds 1.01" in problem
 
 
+def test_an_indicator_stuck_at_different_values_in_each_chain_is_named_as_undefined_rhat():
+    gamma = np.zeros((2, 300, 2))
+    gamma[0, :, 0] = 1.0  # one chain keeps the feature in throughout, the other keeps it out
+    gamma[:, ::2, 1] = 1.0  # switching in both chains alike: passes
+    idata = az.from_dict(
+        posterior={"gamma": gamma}, coords={"k": ["a", "b"]}, dims={"gamma": ["k"]}
+    )
+    problems = mcmc_problems(idata)
+    assert problems[0] == (
+        "R-hat of gamma[a] is undefined: the chains disagree, each staying at one value"
+    )
+
+
 # --- identifiability at construction -------------------------------------------------------
 
 
