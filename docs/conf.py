@@ -47,6 +47,9 @@ nb_execution_show_tb = True
 # Seconds per cell: the full tutorials run NUTS at the papers' sizes.
 nb_execution_timeout = 300 if os.environ.get("BAYESVM_DOCS_QUICK") == "1" else 1800
 nb_merge_streams = True
+# The kernels inherit this process's environment: a non-interactive MPLBACKEND (CI sets Agg
+# for the tests) would keep every figure out of the pages, so they draw inline.
+os.environ.pop("MPLBACKEND", None)
 
 # -- HTML -------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
