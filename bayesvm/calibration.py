@@ -187,6 +187,8 @@ def _predictions(
     if not fits:
         raise ValueError("no fits given")
     y = np.asarray(y)
+    if y.shape[0] != np.shape(X)[0]:
+        raise ValueError(f"X has {np.shape(X)[0]} rows and y {y.shape[0]}")
     kwargs = {} if groups is None else {"groups": groups}
     predictions = {}
     for label, fit in fits.items():
@@ -199,7 +201,5 @@ def _predictions(
                 f"y holds labels {unknown} that fit {label!r} does not know "
                 f"(its classes: {list(classes)})"
             )
-        if y.shape[0] != np.shape(X)[0]:
-            raise ValueError(f"X has {np.shape(X)[0]} rows and y {y.shape[0]}")
         predictions[label] = (fit.predict_proba(X, **kwargs)[:, 1], y == classes[1])
     return predictions
