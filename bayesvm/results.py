@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import expit
 
 from bayesvm._arviz import quiet_arviz_log
 
@@ -114,7 +115,7 @@ def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
     """
     log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
     log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
-    return 1.0 / (1.0 + np.exp(log_minus - log_plus))
+    return expit(log_plus - log_minus)  # 0 or 1, without overflow, where |f| is huge
 
 
 def class_probabilities(f: np.ndarray) -> np.ndarray:
