@@ -165,6 +165,11 @@ def add_posterior_predictive(fit: Fit, seed=None) -> None:
     by one stride; the ``draw`` coordinate then names the posterior draws kept. Nothing is
     added when the labels are not in memory (a model on a Dask array) or the group exists.
 
+    ``arviz.plot_ppc(fit.idata, kind="cumulative")`` sets the observed share of each label
+    against the replicated ones (``kind="scatter"`` and the default ``"kde"`` run too: ArviZ
+    draws the integer replicates as histograms, but the observed ``y``, stored as floats, as
+    a histogram over its own bins).
+
     Parameters
     ----------
     fit : Fit
@@ -211,6 +216,8 @@ class Fit:
     idata : arviz.InferenceData
         ``posterior`` with ``(chain, draw, *dims)`` and the model's canonical names; VB adds a
         ``variational`` group with q's parameters; EM/ECME hold the mode as a single draw.
+        A fit by :func:`bayesvm.fit` also holds ``posterior_predictive["y"]``
+        (:func:`add_posterior_predictive`).
     method : str
     kind : {"mcmc", "variational", "point"}
     runtime_s : float
