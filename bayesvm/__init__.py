@@ -5,7 +5,8 @@
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
 
 ``import bayesvm`` loads NumPy, SciPy and bayesvm's own code only: ArviZ (with xarray, pandas
-and matplotlib), scikit-learn, PyMC and dask are imported by the first call that needs them.
+and matplotlib), scikit-learn, PyMC, dask and formulae are imported by the first call that
+needs them.
 """
 
 import importlib
@@ -18,6 +19,7 @@ from bayesvm import (  # noqa: F401  (register the backends)
 from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
 from bayesvm.compare import compare, plot_compare
 from bayesvm.exceptions import IdentifiabilityWarning, UnseenGroupWarning
+from bayesvm.formula import from_formula
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "fit",
     "methods",
+    "from_formula",
     "Fit",
     "load",
     "compare",

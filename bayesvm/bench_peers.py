@@ -17,7 +17,8 @@ prune). The methods, in :data:`PEERS`' groups:
   with ``ard=True``) beside ``sklearn.linear_model.ARDRegression``;
 * logistic regression: Drugowitsch's VB (:class:`~bayesvm.models.LogisticRegression`) beside
   ``sklearn.linear_model.LogisticRegression`` and the numpy port of his ``vb_logit_fit.m``
-  (:mod:`bayesvm.reference_vb_logit`).
+  (:mod:`bayesvm.reference_vb_logit`), as published and with its start unchecked (it then
+  runs to its optimum where the published script stops after one iteration).
 
 Drugowitsch's models and his script get a column of ones for the bias, as his examples do;
 scikit-learn fits its intercept itself. The samplers run Luts-Ormerod's Gibbs settings and
@@ -66,6 +67,7 @@ __all__ = [
     "Peer",
     "SizeLimit",
     "PEERS",
+    "UNCHECKED_SCRIPT",
     "SIZE_LIMITS",
     "PEER_SIZES",
     "QUICK_PEER_SIZES",
@@ -206,6 +208,10 @@ def _external(fit: Callable[[PeerData, int], object], counterpart: str):
     return run
 
 
+#: The port of ``vb_logit_fit.m`` run to its optimum: its stopping rule applies from the
+#: second iteration on (``check_start=False`` of :func:`~bayesvm.reference_vb_logit.vb_logit_fit`).
+UNCHECKED_SCRIPT = "vb_logit_fit.m, start unchecked"
+
 #: Every timed method, by name (module docstring).
 PEERS = {
     "vb": Peer("linear SVM", _ours(_svm("vb"), "vb")),
@@ -240,6 +246,12 @@ PEERS = {
     "vb_logit_fit.m": Peer(
         "logistic regression",
         _external(lambda data, seed: vb_logit_fit(data.design, data.y), "logistic"),
+    ),
+    UNCHECKED_SCRIPT: Peer(
+        "logistic regression",
+        _external(
+            lambda data, seed: vb_logit_fit(data.design, data.y, check_start=False), "logistic"
+        ),
     ),
 }
 

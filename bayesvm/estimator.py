@@ -71,7 +71,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,)
         Posterior mean of the intercept ``beta``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen by :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features,)
         Only when ``X`` had string column names; they label ``u`` in ``idata_``.
     n_iter_ : int
         Iterations of the fit (per chain for the samplers).

@@ -102,11 +102,11 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
         When the fit should not be trusted (``fit.problems`` says why; ``fit.converged`` is
         then False).
     """
+    start = time.perf_counter()  # building the model's blocks (in _backend_for) counts
     backend = _backend_for(model, method)
     check_options(backend.run, options)
     if threads is not None:
         _check_integer("threads", threads, minimum=1)
-    start = time.perf_counter()
     work = model.flops_per_iteration if backend.work is None else backend.work(model, options)
     with blas_threads_for(work, threads):
         result = backend.run(model, **options)

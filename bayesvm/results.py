@@ -344,8 +344,10 @@ class Fit:
         Exact for VB (``q``'s mean) and EM/ECME (the mode); the Monte Carlo average for
         samplers; a model whose new inputs may be incomplete (:class:`~bayesvm.models.
         MissingDataSVM`) averages over their missing part. Extra keyword arguments (e.g.
-        ``groups=``) go to ``model.design_for``.
+        ``groups=``) go to ``model.design_for``. A model built by :func:`bayesvm.from_formula`
+        also takes a data frame of new rows, here and in the other prediction methods.
         """
+        X_new, kwargs = self._inputs(X_new, kwargs)
         return self.model.decision_function(self, X_new, **kwargs)
 
     def predict(self, X_new, **kwargs) -> np.ndarray:
@@ -353,6 +355,7 @@ class Fit:
         :meth:`decision_function`, Luts-Ormerod section 4, or the more probable class), the
         predictive mean for a regression.
         """
+        X_new, kwargs = self._inputs(X_new, kwargs)
         return self.model.predict(self, X_new, **kwargs)
 
     def predict_proba(self, X_new, max_draws: int = 1000, **kwargs) -> np.ndarray:
@@ -362,15 +365,26 @@ class Fit:
         closed form where the model has one for ``q`` (Drugowitsch's logistic regression).
         A regression has no class probabilities: see :meth:`predictive_interval`.
         """
+        X_new, kwargs = self._inputs(X_new, kwargs)
         return self.model.predict_proba(self, X_new, max_draws=max_draws, **kwargs)
 
     def predictive(self, X_new):
         """The closed-form predictive density of a VB regression fit (Drugowitsch eq. 23)."""
+        X_new, _ = self._inputs(X_new, {})
         return self.model.predictive(self, X_new)
 
     def predictive_interval(self, X_new, prob: float = 0.95, seed=0):
         """Central ``prob`` interval of the posterior predictive of ``y`` (regressions)."""
+        X_new, _ = self._inputs(X_new, {})
         return self.model.predictive_interval(self, X_new, prob=prob, seed=seed)
+
+    def _inputs(self, X_new, kwargs: dict) -> tuple[object, dict]:
+        """New inputs for the model: a data frame through the formula of a model built by
+        :func:`bayesvm.from_formula` (:func:`bayesvm.formula.prediction_inputs`).
+        """
+        from bayesvm.formula import prediction_inputs  # bayesvm.formula imports the models
+
+        return prediction_inputs(self.model, X_new, kwargs)
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""

@@ -121,6 +121,16 @@ class Block:
         """Statistics as expectations under ``q = params``."""
         raise NotImplementedError
 
+    def subsample_stats(self, params, stats: Stats, fraction: float):
+        """Statistics on all rows from ``q = params`` fitted to a subsample of them (a
+        ``fraction`` of the rows), given the other blocks' statistics so transferred (those
+        before this block): the start of VB on all rows (:func:`bayesvm.vb.cavi.fit_vb`).
+
+        ``q``'s expectations, which is right for a block whose ``q`` does not grow with the
+        rows (a hyperparameter); a block with a variable per row or a design overrides it.
+        """
+        return self.expected_stats(params)
+
     def bound_term(self, params, stats: Stats) -> float:
         """Expectation of the factors the block owns plus its entropy (0 if it owns none)."""
         return 0.0

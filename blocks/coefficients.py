@@ -137,6 +137,17 @@ class GaussianCoefficients(Block):
             gaussian.predictor_variance(),
         )
 
+    def subsample_stats(self, params: GaussianConditional, stats, fraction: float):
+        """Moments on this block's design of ``q`` fitted to a ``fraction`` of its rows, its
+        precision divided by ``fraction`` (the data's part grows with the rows): the
+        subsample's mean with about the spread a fit to all rows has.
+        """
+        gaussian, mean = params
+        precision = gaussian.precision() / fraction
+        return self.expected_stats(
+            GaussianConditional(type(gaussian).from_precision(self.design, precision), mean)
+        )
+
     def bound_term(self, params: GaussianConditional, stats) -> float:
         """The entropy of ``q``, ``K (1 + log 2 pi) / 2 - log |P| / 2``."""
         return 0.5 * self.size * (1.0 + LOG_2PI) - 0.5 * params.gaussian.log_det_precision()

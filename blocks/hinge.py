@@ -72,6 +72,12 @@ class HingeAugmentation(Block):
         coefficients = stats[self.coefficients]
         return (1.0 - self.y * coefficients.f_mean) ** 2 + coefficients.f_var
 
+    def subsample_stats(self, chi: np.ndarray, stats, fraction: float) -> LikelihoodStats:
+        """Every row's ``E_q[1/a_i]`` from ``q(a_i)`` given the transferred ``q(f_i)``: the
+        update :meth:`conditional` makes, for rows a subsample did not see.
+        """
+        return self.expected_stats(self.conditional(stats))
+
     def _stats(self, inv_a: np.ndarray) -> LikelihoodStats:
         weights = inv_a if self.scale == 1.0 else self.scale * inv_a
         return LikelihoodStats(weights, self.y * (self.scale + weights))

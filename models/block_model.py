@@ -37,6 +37,13 @@ class BlockModel:
         """The model's blocks, built once."""
         return self.build_blocks()
 
+    def row_subset(self, rows: np.ndarray) -> BlockModel | None:
+        """The same model of the given rows alone, or None where it cannot be restricted to
+        rows; VB on many rows then starts from a fit to a subsample
+        (:func:`bayesvm.vb.cavi.fit_vb`).
+        """
+        return None
+
     @property
     def coefficients(self):
         """The coefficient block (the first)."""

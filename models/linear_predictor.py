@@ -8,13 +8,16 @@ with one of the priors in :mod:`bayesvm.models.penalties`.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from bayesvm.blocks import FixedPrecision, GaussianCoefficients, HingeAugmentation, Segment
+from bayesvm.exceptions import IdentifiabilityWarning
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
@@ -65,8 +68,23 @@ class LinearPredictorSVM(BlockModel):
     effect_dim: str = "effect"
     group_index: np.ndarray | None = None
 
+    #: Whether :meth:`row_subset` applies: the SVMs whose blocks carry a subsample's VB fit
+    #: over to all rows (:meth:`~bayesvm.blocks.Block.subsample_stats`) set it.
+    subsample_start: ClassVar[bool] = False
+
     def __post_init__(self):
         warn_if_not_identified(self.identifiability_problems(), type(self).__name__)
+
+    def row_subset(self, rows: np.ndarray) -> LinearPredictorSVM | None:
+        """The model of ``rows`` alone (a dense design only: a random intercept's groups
+        would lose rows), its identifiability unchecked since only its fit's values matter.
+        """
+        if not self.subsample_start or self.group_index is not None:
+            return None
+        Z = None if self.Z is None else self.Z[rows]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IdentifiabilityWarning)
+            return dataclasses.replace(self, X=self.X[rows], Z=Z, y=self.y[rows])
 
     def identifiability_problems(self) -> list[str]:
         """What the data cannot determine, in words (:mod:`.identification`).

@@ -50,6 +50,8 @@ class LinearSVM(LinearPredictorSVM):
     Build it with :meth:`from_arrays` or :meth:`from_frame`.
     """
 
+    subsample_start = True
+
     prior: Literal["ridge", "lasso"] = "ridge"
 
     @classmethod

@@ -33,6 +33,8 @@ __all__ = ["MixedSVM"]
 class MixedSVM(LinearPredictorSVM):
     """Bayesian SVM with random effects ``u`` and inferred variance ``sigma2_u``."""
 
+    subsample_start = True
+
     structure: str = "general"
 
     @classmethod

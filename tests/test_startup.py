@@ -24,6 +24,7 @@ HEAVY_MODULES = (
     "xarray",
     "pandas",
     "rich",
+    "formulae",
 )
 
 BANNER = "ArviZ is undergoing a major refactor"
