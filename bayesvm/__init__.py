@@ -16,6 +16,7 @@ from bayesvm import (  # noqa: F401  (register the backends)
     samplers,
     vb,
 )
+from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
 from bayesvm.compare import compare, plot_compare
 from bayesvm.exceptions import IdentifiabilityWarning, UnseenGroupWarning
 from bayesvm.formula import from_formula
@@ -36,6 +37,9 @@ __all__ = [
     "load",
     "compare",
     "plot_compare",
+    "calibration_table",
+    "brier_scores",
+    "plot_calibration",
     "BayesianSVC",
     "ConvergenceWarning",
     "IdentifiabilityWarning",

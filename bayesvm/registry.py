@@ -13,6 +13,7 @@ import numpy as np
 from bayesvm import exceptions
 from bayesvm.exceptions import warn_user
 from bayesvm.linalg import blas_threads_for
+from bayesvm.results import add_posterior_predictive
 
 __all__ = ["register", "block_driver", "methods", "fit", "check_options"]
 
@@ -87,6 +88,14 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
         Passed to the backend (``seed``, ``chains``, ``draws``, ``tune``, ``tol``,
         ``max_iter``, ``progressbar``, ...); see each backend's docstring.
 
+    Returns
+    -------
+    Fit
+        Its ``idata`` holds, besides the posterior, ``posterior_predictive["y"]``: ``y``
+        replicated at the training rows from each posterior draw (at most
+        :data:`~bayesvm.results.PREDICTIVE_MAX_DRAWS` of them; seeded by ``seed``), drawn after
+        ``runtime_s`` is taken (:func:`~bayesvm.results.add_posterior_predictive`).
+
     Warns
     -----
     ConvergenceWarning
@@ -103,6 +112,7 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
         result = backend.run(model, **options)
     result.runtime_s = time.perf_counter() - start
     result.idata.attrs["runtime_s"] = result.runtime_s
+    add_posterior_predictive(result, options.get("seed"))
     if result.problems:
         warn_user(
             f"the {method} fit of {type(model).__name__} should not be trusted: "

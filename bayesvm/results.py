@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import expit
 
 from bayesvm._arviz import quiet_arviz_log
 
@@ -19,9 +22,21 @@ __all__ = [
     "attach_data",
     "normalized_pseudo_likelihood",
     "class_probabilities",
+    "draw_labels",
+    "add_posterior_predictive",
+    "predictive_rng",
+    "PREDICTIVE_MAX_DRAWS",
+    "PREDICTIVE_MAX_VALUES",
 ]
 
 KINDS = ("mcmc", "variational", "point")
+#: Most posterior draws (chains pooled) the ``posterior_predictive`` group replicates ``y`` for,
+#: and most values it holds (draws times observations): beyond either, each chain is thinned.
+PREDICTIVE_MAX_DRAWS = 1000
+PREDICTIVE_MAX_VALUES = 4_000_000
+#: The spawn key that sets the posterior predictive's random stream apart from the fit's own
+#: (which a backend draws from the same ``seed``).
+PREDICTIVE_STREAM = 0x505043
 
 
 def build_idata(
@@ -100,7 +115,7 @@ def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
     """
     log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
     log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
-    return 1.0 / (1.0 + np.exp(log_minus - log_plus))
+    return expit(log_plus - log_minus)  # 0 or 1, without overflow, where |f| is huge
 
 
 def class_probabilities(f: np.ndarray) -> np.ndarray:
@@ -116,6 +131,83 @@ def class_probabilities(f: np.ndarray) -> np.ndarray:
     )
 
 
+def draw_labels(positive_probability: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Labels coded -1/+1 (``int8``), each +1 with its probability in ``positive_probability``."""
+    positive = rng.random(positive_probability.shape) < positive_probability
+    return np.where(positive, 1, -1).astype(np.int8)
+
+
+def predictive_rng(seed) -> np.random.Generator:
+    """The posterior predictive's generator, derived from the fit's ``seed`` (None, an int, a
+    ``SeedSequence`` or a ``Generator``) on a stream of its own, so that the same seed gives the
+    same replicated data and the draws do not repeat the numbers the fit drew.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(1)[0]
+    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    child = np.random.SeedSequence(
+        sequence.entropy,
+        spawn_key=(*sequence.spawn_key, PREDICTIVE_STREAM),
+        pool_size=sequence.pool_size,
+    )
+    return np.random.default_rng(child)
+
+
+def add_posterior_predictive(fit: Fit, seed=None) -> None:
+    """Fill ``fit.idata.posterior_predictive["y"]``: ``y`` replicated at the training rows from
+    the model's predictive distribution given each posterior draw (``model.replicate``).
+
+    Dims ``(chain, draw, obs_id)``; a classifier's labels are coded -1/+1 as in
+    ``observed_data["y"]`` (stored as ``int8``, so that ArviZ treats them as discrete). A VB
+    fit's draws are the draws from ``q`` in its ``posterior`` group; an EM/ECME fit has the mode
+    as its single draw. When the posterior has more than :data:`PREDICTIVE_MAX_DRAWS` draws,
+    or draws times observations exceed :data:`PREDICTIVE_MAX_VALUES`, every chain is thinned
+    by one stride; the ``draw`` coordinate then names the posterior draws kept. Nothing is
+    added when the labels are not in memory (a model on a Dask array) or the group exists.
+
+    ``arviz.plot_ppc(fit.idata, kind="cumulative")`` sets the observed share of each label
+    against the replicated ones (``kind="scatter"`` and the default ``"kde"`` run too: ArviZ
+    draws the integer replicates as histograms, but the observed ``y``, stored as floats, as
+    a histogram over its own bins).
+
+    Parameters
+    ----------
+    fit : Fit
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The fit's seed; the replicated data are drawn on a stream of their own
+        (:func:`predictive_rng`).
+    """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
+    groups = fit.idata.groups()
+    if "observed_data" not in groups or "posterior_predictive" in groups:
+        return
+    posterior = fit.idata.posterior
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    n_samples = fit.idata.observed_data.sizes["obs_id"]
+    most_draws = min(PREDICTIVE_MAX_DRAWS, max(1, PREDICTIVE_MAX_VALUES // n_samples))
+    stride = math.ceil(n_chains * n_draws / most_draws)
+    thinned = copy.copy(fit)
+    thinned.idata = az.InferenceData(
+        **{name: fit.idata[name] for name in groups if name != "posterior"},
+        posterior=posterior.isel(draw=slice(None, None, stride)),
+    )
+    replicated = fit.model.replicate(thinned, predictive_rng(seed))
+    kept = thinned.idata.posterior["draw"].to_numpy()
+    fit.idata.add_groups(
+        posterior_predictive=xr.Dataset(
+            {"y": (["chain", "draw", "obs_id"], replicated.reshape(n_chains, kept.size, -1))},
+            coords={
+                "chain": posterior["chain"].to_numpy(),
+                "draw": kept,
+                "obs_id": fit.idata.observed_data["obs_id"].to_numpy(),
+            },
+        )
+    )
+
+
 class Fit:
     """A fitted model: posterior (or mode) as InferenceData plus predictions.
 
@@ -124,6 +216,8 @@ class Fit:
     idata : arviz.InferenceData
         ``posterior`` with ``(chain, draw, *dims)`` and the model's canonical names; VB adds a
         ``variational`` group with q's parameters; EM/ECME hold the mode as a single draw.
+        A fit by :func:`bayesvm.fit` also holds ``posterior_predictive["y"]``
+        (:func:`add_posterior_predictive`).
     method : str
     kind : {"mcmc", "variational", "point"}
     runtime_s : float

@@ -7,6 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from bayesvm.blocks import block_drivers
+from bayesvm.results import draw_labels
 
 __all__ = ["BlockModel"]
 
@@ -126,3 +127,16 @@ class BlockModel:
         )
 
     predictive_interval = predictive
+
+    def training_probabilities(self, fit) -> np.ndarray:
+        """``p(y_i = +1)`` at each training row given each posterior draw of ``fit`` (chains
+        pooled): shape ``(draws, n_samples)`` (classifiers; defined by each).
+        """
+        raise NotImplementedError
+
+    def replicate(self, fit, rng: np.random.Generator) -> np.ndarray:
+        """``y`` replicated at the training rows, one row per posterior draw of ``fit`` (chains
+        pooled), shape ``(draws, n_samples)``: for a classifier, labels -1/+1 drawn with
+        :meth:`training_probabilities` (:func:`bayesvm.results.add_posterior_predictive`).
+        """
+        return draw_labels(self.training_probabilities(fit), rng)

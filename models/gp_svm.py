@@ -410,8 +410,14 @@ class GPSVM(BlockModel):
             half = triangular_solve(L, variational[f"{name}_covariance"].values)
             cov_v = triangular_solve(L, half.T)  # L^-1 S L^-T
             return psi @ mean_v, residual + np.einsum("ij,jk,ik->i", psi, cov_v, psi)
-        (values,) = fit.draws([name], max_draws)
-        return triangular_solve(L, values.T).T @ psi.T, residual
+        return self._latent_means(fit, psi, max_draws), residual
+
+    def _latent_means(self, fit, psi: np.ndarray, max_draws: int | None) -> np.ndarray:
+        """``E(f | u) = psi^T L^-1 u`` at the rows of ``psi`` for up to ``max_draws`` posterior
+        draws of ``u``: ``(draws, rows)``.
+        """
+        (values,) = fit.draws([self.var_name], max_draws)
+        return triangular_solve(self.whitening, values.T).T @ psi.T
 
     def decision_function(self, fit, X_new) -> np.ndarray:
         """Posterior mean of ``f(x_new)``."""
@@ -430,6 +436,16 @@ class GPSVM(BlockModel):
         return np.column_stack(
             [np.exp(log_ndtr(-z)).mean(axis=0), np.exp(log_ndtr(z)).mean(axis=0)]
         )
+
+    def training_probabilities(self, fit) -> np.ndarray:
+        """Section 4.4's ``p(y_i = +1) = Phi(m_i / sqrt(1 + v_i))`` at each training point for
+        each posterior draw of ``u`` (VB and SVI: the draws from ``q``), with ``m_i`` and
+        ``v_i`` the mean and variance of ``f_i`` given ``u`` (eq. 6; ``f_i`` itself and 0 for
+        the full GP).
+        """
+        psi, residual = self.features(np.asarray(self.X), np.arange(self.n_samples))
+        mean = self._latent_means(fit, psi, None)
+        return np.exp(log_ndtr(mean / np.sqrt(1.0 + residual)))
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """The inducing points (the training inputs are in memory for a full GP only)."""

@@ -46,7 +46,7 @@ from bayesvm.models.validation import (
     encode_labels,
     feature_names_for,
 )
-from bayesvm.results import class_probabilities
+from bayesvm.results import class_probabilities, normalized_pseudo_likelihood
 
 __all__ = ["KernelGKM", "rbf_kernel", "mean_distance"]
 
@@ -317,13 +317,31 @@ class KernelGKM(BlockModel):
         """``[p(-1), p(+1)]`` averaged over up to ``max_draws`` kept draws (section 3.3):
         ``Phi(+-f)`` (probit) or the normalised hinge pseudo-likelihood.
         """
-        intercept, beta = fit.draws(["intercept", "beta"], max_draws)
-        f = intercept[:, None] + beta @ self.kernel_between(X_new).T
+        f = self._predictor_draws(fit, self.kernel_between(X_new), max_draws)
         if self.likelihood == "hinge":
             return class_probabilities(f)
         return np.column_stack(
             [np.exp(log_ndtr(-f)).mean(axis=0), np.exp(log_ndtr(f)).mean(axis=0)]
         )
+
+    def training_probabilities(self, fit) -> np.ndarray:
+        """``p(y_i = +1 | f_i)`` for each posterior draw of ``f`` at the training points, as
+        :meth:`predict_proba` averages it: ``Phi(f)`` (probit), or the hinge pseudo-likelihood
+        normalised over the two labels (Polson-Scott section 2, the normalised ``L~_i`` after
+        eq. 3; Sollich 2001).
+        """
+        f = self._predictor_draws(fit, self.kernel_matrix, None)
+        if self.likelihood == "hinge":
+            return normalized_pseudo_likelihood(f)
+        return np.exp(log_ndtr(f))
+
+    @staticmethod
+    def _predictor_draws(fit, kernel: np.ndarray, max_draws: int | None) -> np.ndarray:
+        """``f = u + K beta`` for up to ``max_draws`` posterior draws, ``kernel`` the rows of
+        ``K`` at the inputs: ``(draws, rows)``.
+        """
+        intercept, beta = fit.draws(["intercept", "beta"], max_draws)
+        return intercept[:, None] + beta @ kernel.T
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """The training inputs."""

@@ -22,7 +22,7 @@ from bayesvm.models.block_model import BlockModel
 from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.penalties import Penalty
-from bayesvm.results import class_probabilities
+from bayesvm.results import class_probabilities, normalized_pseudo_likelihood
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -216,6 +216,18 @@ class LinearPredictorSVM(BlockModel):
         """
         f = self.predictor(X_new, fit.coefficient_draws(max_draws), **kwargs)
         return class_probabilities(f)
+
+    def training_predictor(self, fit) -> np.ndarray:
+        """``f = C theta`` at the training rows for each posterior draw: ``(draws, n)``."""
+        return self.design_operator.predictor(fit.coefficient_draws())
+
+    def training_probabilities(self, fit) -> np.ndarray:
+        """``p(y_i = +1 | f_i)`` for each posterior draw of ``f`` at the training rows: the hinge
+        pseudo-likelihood normalised over the two labels, ``L(+1) / (L(+1) + L(-1))``
+        (Polson-Scott section 2, the normalised ``L~_i`` after eq. 3; the predictive class
+        probability of Sollich 2001), as :meth:`predict_proba` averages it.
+        """
+        return normalized_pseudo_likelihood(self.training_predictor(fit))
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""

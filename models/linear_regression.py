@@ -160,11 +160,21 @@ class LinearRegression(FeatureModel):
             mean, precision, dof = self.predictive(fit, X_new)
             lower, upper = (mean + student_t.ppf(q, dof) / np.sqrt(precision) for q in tails)
             return lower, upper
-        X_new = self.design_for(X_new)
-        posterior = fit.idata.posterior
-        w = posterior["w"].to_numpy().reshape(-1, self.n_features)
-        noise_sd = 1.0 / np.sqrt(posterior["tau"].to_numpy().reshape(-1))
-        rng = np.random.default_rng(seed)
-        y = X_new @ w.T + noise_sd * rng.standard_normal((X_new.shape[0], noise_sd.size))
-        lower, upper = np.quantile(y, tails, axis=1)
+        y = self._response_draws(fit, self.design_for(X_new), np.random.default_rng(seed))
+        lower, upper = np.quantile(y, tails, axis=0)
         return lower, upper
+
+    def replicate(self, fit, rng: np.random.Generator) -> np.ndarray:
+        """``y`` replicated at the training rows: ``w^T x_i + e_i``, ``e_i ~ N(0, 1/tau)``, for
+        each posterior draw of ``(w, tau)`` (VB: the draws from ``q``); ``(draws, n)``.
+        """
+        return self._response_draws(fit, self.X, rng)
+
+    @staticmethod
+    def _response_draws(fit, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``y = w^T x + e``, ``e ~ N(0, 1/tau)`` at the rows of ``X``, one row of draws per
+        posterior draw of ``(w, tau)``: ``(draws, rows)``.
+        """
+        w, tau = fit.draws(["w", "tau"])
+        noise_sd = 1.0 / np.sqrt(tau)
+        return w @ X.T + noise_sd[:, None] * rng.standard_normal((X.shape[0], tau.size)).T

@@ -240,6 +240,23 @@ class MissingDataSVM(LinearPredictorSVM):
         f = mean + sd * np.random.default_rng(0).standard_normal(mean.shape)
         return class_probabilities(f)
 
+    def training_predictor(self, fit) -> np.ndarray:
+        """``f = beta + d_i^T u`` at the training rows for each posterior draw, with each
+        row's missing cells at that draw's ``x_mis``: ``(draws, n)``.
+
+        The cells are the posterior's, which condition on ``y_i`` too; :meth:`predict_proba`
+        treats rows as new ones and draws their missing part from the imputation model given
+        the observed part alone.
+        """
+        theta = fit.coefficient_draws()
+        (cells,) = fit.draws(["x_mis"])
+        rows, columns = np.nonzero(self.missing)
+        observed = DenseDesign(self.X, np.where(self.missing, 0.0, self.Z))
+        f = observed.predictor(theta)
+        u = theta[:, self.n_fixed :]
+        np.add.at(f.T, rows, (cells * u[:, columns]).T)
+        return f
+
     def _predictor_draws(self, fit, D_new, max_draws) -> tuple[np.ndarray, np.ndarray]:
         """Per draw and row, the mean and sd of ``f`` given the draw and the observed part:
         ``beta + d_O^T u_O + u_M^T m`` and ``(u_M^T S u_M)^1/2`` with ``m``, ``S`` the

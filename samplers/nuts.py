@@ -160,6 +160,10 @@ def fit_nuts(
         )
     # nutpie also stores the unconstrained values (``nu_log__``): keep the canonical variables.
     idata.posterior = idata.posterior[var_names]
+    # PyMC stores an observed variable's values as its likelihood takes them (a Bernoulli's
+    # 0/1) on its own dimension: every backend's observed_data is attach_data's instead.
+    if "observed_data" in idata.groups():
+        del idata["observed_data"]
     attach_data(idata, model)
     idata.attrs["step_methods"] = "; ".join(f"{name}: {method}" for name, method in methods.items())
     return Fit(

@@ -117,3 +117,23 @@ def assert_samplers_agree(model, nuts_options=None):
         **(nuts_options or {}),
     )
     assert_fits_agree(gibbs, nuts)
+
+
+@pytest.fixture(scope="session")
+def svm_fits_by_method():
+    """A fixed-penalty LinearSVM on 60 points fitted by VB, Gibbs and NUTS (short chains)."""
+    import warnings
+
+    from bayesvm.models import LinearSVM
+
+    X, y = simulate_logistic(60, 3, seed=3)
+    model = LinearSVM.from_arrays(X, y, alpha=0.5)
+    options = {
+        "vb": {},
+        "gibbs": {"chains": 2, "draws": 300, "tune": 100, "progressbar": False},
+        "nuts": {"chains": 1, "draws": 200, "tune": 200, "progressbar": False},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)  # short chains
+        fits = {method: bayesvm.fit(model, method, seed=5, **kw) for method, kw in options.items()}
+    return X, y, fits
