@@ -20,13 +20,13 @@ def test_there_are_tutorials():
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda path: path.stem)
-def test_tutorial_is_a_myst_notebook_that_starts_with_the_quick_cell(path):
+def test_tutorial_is_a_myst_notebook_whose_first_cell_reads_the_quick_switch(path):
     notebook = jupytext.read(path)
     assert notebook.metadata["jupytext"]["text_representation"]["format_name"] == "myst"
     assert notebook.metadata["kernelspec"]["name"] == "python3"
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert len(code) >= 2
-    assert code[0].source.strip() == QUICK_CELL
+    assert code[0].source.strip().startswith(QUICK_CELL)  # then the sizes it chooses
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda path: path.stem)
