@@ -16,8 +16,9 @@ from conftest import simulate_logistic
 
 @pytest.fixture
 def few_rows_suffice(monkeypatch):
-    """Subsample from 1,000 rows on, so that small data exercise the start."""
+    """Subsample from 1,000 rows on, whatever the work, so that small data exercise it."""
     monkeypatch.setattr(cavi, "SUBSAMPLE_MIN_ROWS", 1000)
+    monkeypatch.setattr(cavi, "SUBSAMPLE_MIN_FLOPS", 0.0)
 
 
 def svm_data(n_samples: int = 4000, n_features: int = 20, seed: int = 0):
@@ -62,6 +63,15 @@ def test_subsample_start_is_deterministic(few_rows_suffice):
     first, second = (bayesvm.fit(model, method="vb", seed=1) for _ in range(2))
     np.testing.assert_array_equal(first.lower_bound_trace, second.lower_bound_trace)
     assert first.idata.posterior.equals(second.idata.posterior)
+
+
+def test_subsample_needs_many_rows_and_costly_sweeps():
+    assert cavi._subsample(MixedSVM.penalized(*svm_data(n_samples=5000, n_features=80))) is None
+    cheap = MixedSVM.penalized(*svm_data(n_samples=20_000, n_features=3))
+    assert cheap.flops_per_iteration < cavi.SUBSAMPLE_MIN_FLOPS
+    assert cavi._subsample(cheap) is None
+    rows, part = cavi._subsample(MixedSVM.penalized(*svm_data(n_samples=20_000, n_features=60)))
+    assert part.n_samples == rows.size == 2000 and np.all(np.diff(rows) > 0)
 
 
 def test_row_subset_is_the_model_of_those_rows():
