@@ -99,7 +99,7 @@ def fit_vb(
         iteration, start from a fit to a random tenth of the rows (itself so started), where
         the model can be restricted to rows
         (:meth:`~bayesvm.models.block_model.BlockModel.row_subset`). The ascent on all rows
-        then begins near its optimum and needs about half the sweeps; the fixed point is
+        then begins near its optimum and needs a third to a half of the sweeps; the fixed point is
         the same (the bound still never decreases from that start). ``False`` starts from
         the blocks' own starting points, as the papers do.
     draws : int
