@@ -167,7 +167,6 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample):
     (:meth:`~bayesvm.blocks.Block.subsample_stats`); else it starts from every starting
     point of the blocks and goes on from the leader (:func:`bayesvm.drivers.run_ascent_from`).
     """
-    options = {"tol": tol, "max_iter": max_iter, "relative": relative}
     blocks = model.blocks
     sweep = make_cavi_step(blocks)
     steps = []
@@ -193,7 +192,7 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample):
         if result.interrupted:  # nothing of the fit to all rows exists yet to keep
             raise KeyboardInterrupt
         states = [_carried_over(blocks, result.state, rows.size / model.n_samples)]
-    result = run_ascent_from(states, make_step, **options)
+    result = run_ascent_from(states, make_step, tol=tol, max_iter=max_iter, relative=relative)
     return result, sum(step.sweeps for step in steps)
 
 
