@@ -33,7 +33,6 @@ from pathlib import Path
 import pandas as pd
 
 import bayesvm
-from bayesvm._arviz import arviz as az
 from bayesvm.bench import run_bench
 from bayesvm.bench_gpsvm import run_gpsvm_bench
 from bayesvm.bench_kernel import run_kernel_bench
@@ -46,6 +45,7 @@ from bayesvm.case_studies.runner import ResumeMismatchError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
+from bayesvm.files import FolderInUseError, save_figure
 from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.system_info import format_info
 
@@ -402,7 +402,7 @@ def _compare(args) -> None:
     print(table.to_string(float_format=lambda value: f"{value:.4g}"))
     if args.plot is not None:
         figure = plot_compare(fits, var_names=args.var_names, hdi_prob=args.hdi_prob)
-        figure.savefig(args.plot, bbox_inches="tight")
+        save_figure(figure, args.plot, bbox_inches="tight")
         print(f"wrote {args.plot}")
 
 
@@ -468,7 +468,7 @@ def _bench_peers(args) -> None:
         raise CommandError(error) from error
     _print_tables(tables)
     if args.plot is not None:
-        plot_scaling(**tables).savefig(args.plot, bbox_inches="tight")
+        save_figure(plot_scaling(**tables), args.plot, bbox_inches="tight")
         print(f"\nwrote {args.plot}")
 
 
@@ -516,6 +516,8 @@ def _reproduce(args) -> None:
         case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
     except ResumeMismatchError as error:
         raise CommandError(error) from error
+    except FolderInUseError as error:
+        raise CommandError(f"{error.reason}; wait for it or choose another --out") from error
     print(f"wrote {out_dir}")
 
 
@@ -530,17 +532,18 @@ def _read_rows(path: Path) -> pd.DataFrame:
     return data
 
 
-def _read_fit(path: Path) -> az.InferenceData:
-    """The fit saved by ``bayesvm fit`` in ``path``; :class:`CommandError` if it is not one."""
+def _read_fit(path: Path) -> bayesvm.Fit:
+    """The fit saved by ``bayesvm fit`` in ``path`` (:func:`bayesvm.load`); :class:`CommandError`
+    naming ``path`` if it is not one, or is cut short, or of a newer bayesvm.
+    """
     if not path.is_file():
         raise CommandError(f"{path}: no such file" if not path.exists() else f"{path} is a folder")
     try:
-        idata = az.from_netcdf(path)
-    except (OSError, ValueError):
-        raise CommandError(f"{path} is not a netCDF file written by `bayesvm fit`") from None
-    if "posterior" not in idata.groups():
-        raise CommandError(f"{path} has no posterior: not a fit written by `bayesvm fit`")
-    return idata
+        return bayesvm.load(path)
+    except ValueError as error:
+        raise CommandError(error) from error
+    except OSError as error:  # permission denied, ...
+        raise CommandError(f"{path} cannot be read: {error.strerror or error}") from error
 
 
 def _prepare_output_file(path: Path, option: str) -> None:

@@ -15,6 +15,13 @@ The file is the fit's InferenceData (``posterior``, ``sample_stats``, ``observed
   not written twice.
 * ``traces`` -- the fit's ``lower_bound_trace`` (VB) and ``objective_trace`` (EM/ECME).
 
+The file records its layout, ``bayesvm_format`` (:data:`FORMAT_VERSION`) in the ``model`` group,
+and the version of bayesvm that wrote it, ``bayesvm_version`` in its own attributes. :func:`load`
+reads the files of every bayesvm so far (format 1; those of bayesvm 0.1.0 lack ``bayesvm_version``)
+and refuses a newer format, a file cut short and a netCDF file not written by bayesvm, with a
+message naming the file. :func:`save` writes the file whole or not at all
+(:func:`bayesvm.files.atomic_path`): a run killed midway leaves the old file as it was.
+
 :func:`load` rebuilds classes only from those exported by :mod:`bayesvm.models` and
 :mod:`bayesvm.models.penalties`, never by importing a name read from the file.
 """
@@ -29,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesvm import models
+from bayesvm.files import atomic_path
 from bayesvm.models import penalties
 from bayesvm.results import Fit
 
@@ -40,7 +48,12 @@ __all__ = ["save", "load", "model_to_dataset", "model_from_dataset", "RESTORED_A
 
 MODEL_GROUP = "model"
 TRACE_GROUP = "traces"
+#: The layout of the file, in the ``model`` group's attribute :data:`FORMAT_ATTRIBUTE`; a
+#: change of layout that older versions cannot read increases it.
 FORMAT_VERSION = 1
+FORMAT_ATTRIBUTE = "bayesvm_format"
+# In the file's own (root) attributes: the version of bayesvm that wrote it.
+VERSION_ATTRIBUTE = "bayesvm_version"
 # Groups whose arrays the model's fields may reference instead of storing them again.
 DATA_GROUPS = ("constant_data", "observed_data")
 # Fit keyword arguments kept in the ``traces`` group, one variable each.
@@ -54,10 +67,14 @@ CONTAINERS = {"list": list, "tuple": tuple}
 def save(fit, path) -> str:
     """Write ``fit`` (its InferenceData, model and traces) to the netCDF file ``path``.
 
-    ``fit.idata`` itself is not changed: the extra groups go into a shallow copy.
+    ``fit.idata`` itself is not changed: the extra groups and the attribute
+    ``bayesvm_version`` go into a shallow copy. The file is written beside ``path`` and
+    renamed onto it when complete (:func:`bayesvm.files.atomic_path`). Returns ``path`` as a
+    string.
     """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
+    from bayesvm import __version__
     from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
 
     groups = {name: fit.idata[name] for name in fit.idata.groups()}
@@ -69,7 +86,10 @@ def save(fit, path) -> str:
     }
     if traces:
         groups[TRACE_GROUP] = xr.Dataset(traces)
-    return az.InferenceData(attrs=dict(fit.idata.attrs), **groups).to_netcdf(os.fspath(path))
+    idata = az.InferenceData(attrs={**fit.idata.attrs, VERSION_ATTRIBUTE: __version__}, **groups)
+    with atomic_path(path) as temporary:
+        idata.to_netcdf(os.fspath(temporary))
+    return os.fspath(path)
 
 
 def load(path):
@@ -92,19 +112,33 @@ def load(path):
     FileNotFoundError
         When ``path`` does not exist.
     ValueError
-        When ``path`` is not a netCDF file written by :meth:`Fit.to_netcdf` (not netCDF-4 at
-        all, or an InferenceData without the ``model`` group), or its model cannot be rebuilt.
+        With a one-line message naming ``path``: when it is not a complete netCDF-4 file (cut
+        short, damaged, empty, or of another format), is a netCDF file not written by
+        :meth:`Fit.to_netcdf` (such as an InferenceData saved by ArviZ), was written by a newer
+        bayesvm in a format this one cannot read, or its model cannot be rebuilt.
     """
     from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
 
     path = os.fspath(path)
     try:
+        _visit_hdf5_objects(path)
         with az.rc_context({"data.load": "eager"}):
             idata = az.from_netcdf(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except OSError as error:
-        raise ValueError(f"{path} is not a netCDF-4 file written by bayesvm: {error}") from error
+    except Exception as error:  # h5py reports a damaged file by whatever part it trips on
+        raise ValueError(
+            f"{path} is not a complete netCDF-4 file (it is cut short, damaged or of another "
+            f"format): {' '.join(str(error).split())}"
+        ) from error
+    # A file that either mark says bayesvm wrote must be in a format this version reads.
+    writer = idata.attrs.pop(VERSION_ATTRIBUTE, None)
+    model_attrs = idata[MODEL_GROUP].attrs if MODEL_GROUP in idata.groups() else {}
+    stored_format = model_attrs.get(FORMAT_ATTRIBUTE)
+    if writer is not None or stored_format is not None:
+        problem = _format_problem(stored_format, writer)
+        if problem is not None:
+            raise ValueError(f"{path} {problem}")
     if MODEL_GROUP not in idata.groups():
         raise ValueError(
             f"{path} has no {MODEL_GROUP!r} group (it has {idata.groups()}): it is not a fit "
@@ -172,15 +206,46 @@ def model_to_dataset(model, idata: az.InferenceData | None = None) -> xr.Dataset
         }
     variables = {}
     spec = _encode_dataclass(model, "", variables, stored)
-    return xr.Dataset(variables, attrs={"bayesvm_format": FORMAT_VERSION, "spec": json.dumps(spec)})
+    return xr.Dataset(variables, attrs={FORMAT_ATTRIBUTE: FORMAT_VERSION, "spec": json.dumps(spec)})
 
 
 def model_from_dataset(dataset: xr.Dataset, idata: az.InferenceData | None = None):
     """Rebuild the model that :func:`model_to_dataset` wrote (``idata`` for its references)."""
-    version = int(dataset.attrs.get("bayesvm_format", -1))
-    if version != FORMAT_VERSION:
-        raise ValueError(f"model format {version}; this version of bayesvm reads {FORMAT_VERSION}")
+    problem = _format_problem(dataset.attrs.get(FORMAT_ATTRIBUTE), writer=None)
+    if problem is not None:
+        raise ValueError(f"the model {problem}")
     return _decode(json.loads(dataset.attrs["spec"]), dataset, idata)
+
+
+def _visit_hdf5_objects(path: str) -> None:
+    """Open the netCDF-4 (HDF5) file ``path`` and each group, variable and attribute set in
+    it; h5py raises for a file cut short or damaged, and closes it cleanly (h5netcdf, failing
+    on such a file, leaves a half-open file that complains when it is collected).
+    """
+    import h5py  # imported here: netCDF-4 is read through it (h5netcdf)
+
+    with h5py.File(path, "r") as file:
+        file.visititems(lambda name, item: None)
+
+
+def _format_problem(stored_format, writer: str | None) -> str | None:
+    """Why this bayesvm cannot read a file of ``stored_format`` written by bayesvm ``writer``
+    (as the end of a sentence naming the file); None when it can.
+    """
+    from bayesvm import __version__
+
+    try:
+        readable = 1 <= int(stored_format) <= FORMAT_VERSION
+    except (TypeError, ValueError):
+        readable = False
+    if readable:
+        return None
+    by = "" if writer is None else f" by bayesvm {writer}"
+    layout = "an unknown file format" if stored_format is None else f"file format {stored_format}"
+    return (
+        f"was written{by} in {layout}, which this bayesvm ({__version__}) cannot read: it reads "
+        f"formats up to {FORMAT_VERSION}; a newer bayesvm may read it"
+    )
 
 
 def _known_classes() -> dict[str, type]:

@@ -66,12 +66,14 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
+    locks_out_dir,
     run_tasks,
     split_study,
     task_seed,
     trust_notes,
 )
 from bayesvm.data import load_cardiac
+from bayesvm.files import save_figure, write_text
 from bayesvm.models import MissingDataSVM
 
 __all__ = [
@@ -333,6 +335,7 @@ def paired_table(results: pd.DataFrame, labels: dict[str, str], reference: str) 
     return pd.DataFrame(rows)
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -406,7 +409,7 @@ def run(
         progressbar=progressbar,
     )
     wall_s = time.perf_counter() - start
-    _plot_ber(results).savefig(out_dir / "cardiac_ber.png", dpi=120)
+    save_figure(_plot_ber(results), out_dir / "cardiac_ber.png", dpi=120)
     report = _report(
         results,
         protocol,
@@ -414,7 +417,7 @@ def run(
         seed=seed,
         run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

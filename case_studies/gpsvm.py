@@ -76,12 +76,14 @@ from bayesvm.case_studies.runner import (
     check_methods,
     check_resume_settings,
     choose_protocol,
+    locks_out_dir,
     run_tasks,
     study_settings,
     task_seed,
     trust_notes,
 )
 from bayesvm.data import load_benchmark
+from bayesvm.files import save_figure, write_text
 from bayesvm.models import GPSVM
 
 __all__ = [
@@ -818,7 +820,7 @@ def _ensure_simulated_susy(folder: Path, settings: dict) -> float:
     there already (a resumed run); the seconds spent writing (0 when reused).
     """
     marker = folder / "settings.json"
-    if marker.exists() and json.loads(marker.read_text()) == settings:
+    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == settings:
         return 0.0
     start = time.perf_counter()
     shutil.rmtree(folder, ignore_errors=True)
@@ -833,7 +835,7 @@ def _ensure_simulated_susy(folder: Path, settings: dict) -> float:
             seed=settings["seed"],
             part=part,
         )
-    marker.write_text(json.dumps(settings))
+    write_text(marker, json.dumps(settings))
     return time.perf_counter() - start
 
 
@@ -1209,6 +1211,7 @@ def _task(key: dict, function, **kwargs) -> Task:
     return Task(key=key, function=function, kwargs={**key, **kwargs})
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -1270,7 +1273,6 @@ def run(
         PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=None, field="n_folds"
     )
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     settings = study_settings("gpsvm", methods=methods, quick=quick, seed=seed, protocol=protocol)
     settings["datasets"] = benchmarks
     compared = [method for method in methods if method in COMPARED]
@@ -1342,8 +1344,11 @@ def run(
             description="gpsvm Figure 1 budgets",
             **options,
         )
-        gpsvm_figures.runtime_figure(outputs["runtime"], METHOD_LABELS).savefig(
-            out_dir / "gpsvm_runtime.png", dpi=120, bbox_inches="tight"
+        save_figure(
+            gpsvm_figures.runtime_figure(outputs["runtime"], METHOD_LABELS),
+            out_dir / "gpsvm_runtime.png",
+            dpi=120,
+            bbox_inches="tight",
         )
     if "mlii" in methods:
         mlii_kernel = kernel_of[protocol.mlii_dataset]
@@ -1362,12 +1367,13 @@ def run(
             **options,
         )
         learned = float(kernels.set_index("dataset").loc[protocol.mlii_dataset, "mlii_lengthscale"])
-        gpsvm_figures.mlii_figure(
+        figure = gpsvm_figures.mlii_figure(
             outputs["mlii"],
             learned,
             validation_at(outputs["mlii"], learned),
             protocol.mlii_dataset,
-        ).savefig(out_dir / "gpsvm_mlii.png", dpi=120, bbox_inches="tight")
+        )
+        save_figure(figure, out_dir / "gpsvm_mlii.png", dpi=120, bbox_inches="tight")
     if "inducing" in methods:
         outputs["inducing"] = run_tasks(
             [
@@ -1384,8 +1390,11 @@ def run(
             description="gpsvm Figure 3 inducing points",
             **options,
         )
-        gpsvm_figures.inducing_figure(outputs["inducing"]).savefig(
-            out_dir / "gpsvm_inducing.png", dpi=120, bbox_inches="tight"
+        save_figure(
+            gpsvm_figures.inducing_figure(outputs["inducing"]),
+            out_dir / "gpsvm_inducing.png",
+            dpi=120,
+            bbox_inches="tight",
         )
     if "bigdata" in methods:
         outputs["bigdata"] = run_tasks(
@@ -1422,7 +1431,7 @@ def run(
             else ""
         ),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

@@ -51,12 +51,14 @@ from bayesvm.case_studies.reporting import markdown_table, run_description, unco
 from bayesvm.case_studies.runner import (
     Task,
     check_resume_settings,
+    locks_out_dir,
     run_tasks,
     split_study,
     task_seed,
     trust_notes,
 )
 from bayesvm.data import BENCHMARKS, load_benchmark
+from bayesvm.files import save_figure, write_text
 from bayesvm.models import KernelGKM
 from bayesvm.models.kernel_gkm import mean_distance
 
@@ -547,6 +549,7 @@ def timing_table(results: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -654,8 +657,11 @@ def run(
             description="kernel traces",
             **options,
         )
-        kernel_figures.trace_figure(traces, protocol.k_max).savefig(
-            out_dir / "kernel_trace.png", dpi=120, bbox_inches="tight"
+        save_figure(
+            kernel_figures.trace_figure(traces, protocol.k_max),
+            out_dir / "kernel_trace.png",
+            dpi=120,
+            bbox_inches="tight",
         )
     if "kmax" in methods:
         kmax = run_tasks(
@@ -680,7 +686,7 @@ def run(
         seed=seed,
         run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

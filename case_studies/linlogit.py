@@ -54,10 +54,12 @@ from bayesvm.case_studies.reporting import markdown_table, run_description
 from bayesvm.case_studies.runner import (
     check_methods,
     check_resume_settings,
+    locks_out_dir,
     study_settings,
     task_seed,
     write_settings,
 )
+from bayesvm.files import save_figure, write_csv, write_text
 from bayesvm.linalg import cholesky_lower, cholesky_solve
 from bayesvm.models import LinearRegression, LogisticRegression
 
@@ -623,6 +625,7 @@ PAPER_SCORES = pd.DataFrame(
 )
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -687,7 +690,6 @@ def run(
     else:
         for example in EXAMPLES:
             _delete_example(example_dir / example)
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_settings(example_dir, settings)
     start = time.perf_counter()
     todo = [example for example in EXAMPLES if example not in done]
@@ -702,12 +704,12 @@ def run(
         for name in TABLES
     }
     for name, table in tables.items():
-        table.to_csv(out_dir / f"linlogit_{name}.csv", index=False)
+        write_csv(table, out_dir / f"linlogit_{name}.csv", index=False)
     for file_name, figure in linlogit_figures(tables).items():
-        figure.savefig(out_dir / file_name, dpi=120, bbox_inches="tight")
+        save_figure(figure, out_dir / file_name, dpi=120, bbox_inches="tight")
     run_line = run_description(workers=workers, scheduler=None, wall_s=time.perf_counter() - start)
-    (out_dir / "report.md").write_text(
-        _report(tables, protocol, quick=quick, seed=seed, run_line=run_line)
+    write_text(
+        out_dir / "report.md", _report(tables, protocol, quick=quick, seed=seed, run_line=run_line)
     )
     return tables
 
@@ -725,11 +727,12 @@ def _finished_examples(todo, options: dict, workers: int):
 
 
 def _save_example(tables: dict[str, pd.DataFrame], folder: Path) -> None:
+    """Write the example's tables, each whole or not at all: an example is finished (and
+    resumed) only when all of them are there (:func:`_load_example`).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        table.to_csv(folder / f"{name}.csv.part", index=False)
-    for name in tables:  # complete files only: an interrupted save is not a finished example
-        (folder / f"{name}.csv.part").replace(folder / f"{name}.csv")
+        write_csv(table, folder / f"{name}.csv", index=False)
 
 
 def _delete_example(folder: Path) -> None:

@@ -11,11 +11,16 @@ neither on where the tasks run nor on the order in which they finish.
 The settings the rows depend on (methods, protocol sizes, seed, ...) are written beside the
 results (:func:`write_settings`); ``resume`` refuses results written with other settings
 (:func:`check_resume_settings`), so that one CSV never mixes rows of two experiments.
+
+Every case study's ``run(out_dir, ...)`` is decorated with :func:`locks_out_dir`: while it runs,
+no other run may use ``out_dir``. Each file is written whole or not at all
+(:mod:`bayesvm.files`).
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import multiprocessing
@@ -39,8 +44,10 @@ from rich.progress import (
 from threadpoolctl import threadpool_limits
 
 import bayesvm
+from bayesvm.files import locked_folder, write_csv, write_text
 
 __all__ = [
+    "locks_out_dir",
     "SplitStudy",
     "split_study",
     "Task",
@@ -67,6 +74,23 @@ TRUST_WARNINGS = (
 
 _VERSION_KEY = "bayesvm_version"  # in a settings file
 _NOT_RECORDED = object()  # a setting that one of two runs compared does not have
+
+
+def locks_out_dir(run: Callable) -> Callable:
+    """Decorate a case study's ``run(out_dir, ...)`` to hold ``out_dir`` while it runs.
+
+    The folder is created if needed and locked (:func:`bayesvm.files.locked_folder`) before
+    anything else is done, and released when ``run`` returns or raises: a second run into the
+    same folder, from any process, stops at once with
+    :class:`~bayesvm.files.FolderInUseError`, leaving the first run's files alone.
+    """
+
+    @functools.wraps(run)
+    def locked_run(out_dir, *args, **kwargs):
+        with locked_folder(out_dir):
+            return run(out_dir, *args, **kwargs)
+
+    return locked_run
 
 
 @dataclass(frozen=True)
@@ -241,8 +265,7 @@ def write_settings(results_path, settings: Mapping) -> None:
         What the results depend on: study, methods, protocol sizes, seed, ...; values that
         JSON can hold (tuples become lists; NumPy numbers and arrays are converted).
     """
-    text = json.dumps(_stored_form(settings), indent=2) + "\n"
-    _replace_text(settings_path(results_path), text)
+    write_text(settings_path(results_path), json.dumps(_stored_form(settings), indent=2) + "\n")
 
 
 def check_resume_settings(results_path, settings: Mapping) -> None:
@@ -275,7 +298,7 @@ def check_resume_settings(results_path, settings: Mapping) -> None:
             stacklevel=2,
         )
         return
-    stored = json.loads(path.read_text())
+    stored = json.loads(path.read_text(encoding="utf-8"))
     asked = _stored_form(settings)
     stored_version, asked_version = stored.pop(_VERSION_KEY, None), asked.pop(_VERSION_KEY)
     differences = {
@@ -350,7 +373,8 @@ def run_tasks(
     csv_path : path-like, optional
         Rows are appended here as each task finishes, so an interrupted run (Ctrl-C, a
         crash) leaves the rows of every finished task; at the end the file is rewritten in
-        task order, so it depends neither on ``workers`` nor on ``scheduler``.
+        task order, so it depends neither on ``workers`` nor on ``scheduler``. Each rewrite
+        replaces the file at once (:func:`bayesvm.files.atomic_path`).
     settings : mapping, optional
         What the rows depend on (see :func:`write_settings`), written beside ``csv_path``
         before any task runs; ``resume`` then refuses a CSV written with other settings.
@@ -418,14 +442,14 @@ def run_tasks(
             _run_in_processes(tasks, pending, workers, record)
     frame = pd.DataFrame([row for rows in rows_of_task for row in rows])
     if csv_path is not None:
-        frame.to_csv(csv_path, index=False)
+        write_csv(frame, csv_path, index=False)
     return frame
 
 
 def _finished_rows(tasks: Sequence[Task], csv_path) -> dict[int, list[dict]]:
     """Rows of the finished tasks in ``csv_path`` by task index; {} if there is no file."""
     path = Path(csv_path)
-    text = path.read_text() if path.exists() else ""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
     complete = text.endswith("\n")
     if not complete:  # the last write was cut short: drop its partial line
         text = text[: text.rfind("\n") + 1]
@@ -516,13 +540,6 @@ def _task_progress(enabled: bool) -> Progress:
     )
 
 
-def _replace_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` at once: a crash leaves the old file or the new one."""
-    fresh = path.with_name(path.name + ".new")
-    fresh.write_text(text, newline="")
-    fresh.replace(path)
-
-
 class _CsvSink:
     """Appends rows to a CSV as they arrive; no-op without a path.
 
@@ -547,13 +564,13 @@ class _CsvSink:
             self._rewrite(rows)
         else:
             self.rows += rows
-            with self.path.open("a", newline="") as handle:
+            with self.path.open("a", encoding="utf-8", newline="") as handle:
                 handle.write(self._csv_text(rows, header=False))
 
     def _rewrite(self, rows: list[dict]) -> None:
         self.rows += rows
         self.columns = _columns(self.rows)
-        _replace_text(self.path, self._csv_text(self.rows, header=True))
+        write_text(self.path, self._csv_text(self.rows, header=True), newline="")
 
     def _csv_text(self, rows: list[dict], header: bool) -> str:
         if not rows:

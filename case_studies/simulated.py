@@ -45,11 +45,13 @@ from bayesvm.case_studies.runner import (
     Task,
     check_methods,
     choose_protocol,
+    locks_out_dir,
     run_tasks,
     study_settings,
     task_seed,
     trust_notes,
 )
+from bayesvm.files import save_figure, write_csv, write_text
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -190,6 +192,7 @@ def replicate_rows(
     return rows
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -244,7 +247,6 @@ def run(
         PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_datasets"
     )
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     tasks = [
         Task(
             key={"n": n, "d": d, "replicate": replicate},
@@ -278,8 +280,8 @@ def run(
     )
     wall_s = time.perf_counter() - start
     timing = timing_table(results)
-    timing.to_csv(out_dir / "timing.csv", index=False)
-    _plot_ber(results, protocol).savefig(out_dir / "simulated_ber.png", dpi=120)
+    write_csv(timing, out_dir / "timing.csv", index=False)
+    save_figure(_plot_ber(results, protocol), out_dir / "simulated_ber.png", dpi=120)
     report = _report(
         results,
         timing,
@@ -288,7 +290,7 @@ def run(
         seed=seed,
         run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

@@ -68,6 +68,7 @@ from bayesvm.case_studies.reporting import (
 )
 from bayesvm.case_studies.runner import (
     check_resume_settings,
+    locks_out_dir,
     run_tasks,
     split_study,
     task_seed,
@@ -75,6 +76,7 @@ from bayesvm.case_studies.runner import (
     write_settings,
 )
 from bayesvm.data import load_spam
+from bayesvm.files import save_figure, write_csv, write_text
 from bayesvm.models import LinearSVM, MixedSVM, SpikeSlabSVM
 
 __all__ = [
@@ -620,6 +622,7 @@ def _full_data_results(protocol: Protocol, seed: int, progressbar: bool):
     return pd.DataFrame(inclusion_rows), pd.DataFrame(fit_rows), path, figures
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -703,15 +706,15 @@ def run(
     )
     if not keep_full_data:
         inclusion, fits, path, figures = _full_data_results(protocol, seed, progressbar)
-        inclusion.to_csv(out_dir / "spam_inclusion.csv", index=False)
-        fits.to_csv(out_dir / "spam_fits.csv", index=False)
+        write_csv(inclusion, out_dir / "spam_inclusion.csv", index=False)
+        write_csv(fits, out_dir / "spam_fits.csv", index=False)
         write_settings(out_dir / "spam_fits.csv", settings)
-        path.to_csv(out_dir / "spam_lasso_path.csv", index=False)
+        write_csv(path, out_dir / "spam_lasso_path.csv", index=False)
         for name, figure in figures.items():
-            figure.savefig(out_dir / name, dpi=120, bbox_inches="tight")
+            save_figure(figure, out_dir / name, dpi=120, bbox_inches="tight")
     wall_s = time.perf_counter() - start
     labels = _labels(results)
-    spam_figures.ber_figure(results, labels).savefig(out_dir / "spam_ber.png", dpi=120)
+    save_figure(spam_figures.ber_figure(results, labels), out_dir / "spam_ber.png", dpi=120)
     report = _report(
         results,
         pd.read_csv(out_dir / "spam_inclusion.csv"),
@@ -722,7 +725,7 @@ def run(
         seed=seed,
         run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

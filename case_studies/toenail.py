@@ -58,6 +58,7 @@ from bayesvm.case_studies.reporting import (
     unconverged_note,
 )
 from bayesvm.case_studies.runner import (
+    locks_out_dir,
     run_tasks,
     split_study,
     task_seed,
@@ -65,6 +66,7 @@ from bayesvm.case_studies.runner import (
 )
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import load_toenail
+from bayesvm.files import save_figure, write_csv, write_text
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -178,7 +180,11 @@ def fixed_effects(data: pd.DataFrame) -> np.ndarray:
 def random_intercept_model(X, patients, outcomes) -> MixedSVM:
     """Section 4.3's model: fixed effects ``[1, X]``, a random intercept per patient."""
     return MixedSVM.random_intercept(
-        X, patients, outcomes, feature_names=list(FEATURES), positive_class=POSITIVE_OUTCOME
+        X,
+        outcomes,
+        groups=patients,
+        feature_names=list(FEATURES),
+        positive_class=POSITIVE_OUTCOME,
     )
 
 
@@ -305,6 +311,7 @@ def fit_random_intercept(
     return fitted, start_seconds + fitted.runtime_s
 
 
+@locks_out_dir
 def run(
     out_dir,
     *,
@@ -382,12 +389,12 @@ def run(
     forest_files = out_dir / "toenail_forest.png", out_dir / "toenail_forest.csv"
     if not (resume and all(path.exists() for path in forest_files)):
         fits = full_data_fits(protocol, seed)
-        compare(fits, var_names=FOREST_VAR_NAMES).reset_index().to_csv(forest_files[1], index=False)
-        plot_compare(fits, var_names=FOREST_VAR_NAMES).savefig(
-            forest_files[0], dpi=120, bbox_inches="tight"
-        )
+        forest = compare(fits, var_names=FOREST_VAR_NAMES).reset_index()
+        write_csv(forest, forest_files[1], index=False)
+        figure = plot_compare(fits, var_names=FOREST_VAR_NAMES)
+        save_figure(figure, forest_files[0], dpi=120, bbox_inches="tight")
     wall_s = time.perf_counter() - start
-    _plot_ber(results).savefig(out_dir / "toenail_ber.png", dpi=120)
+    save_figure(_plot_ber(results), out_dir / "toenail_ber.png", dpi=120)
     report = _report(
         results,
         pd.read_csv(forest_files[1]),
@@ -396,7 +403,7 @@ def run(
         seed=seed,
         run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
     )
-    (out_dir / "report.md").write_text(report)
+    write_text(out_dir / "report.md", report)
     return results
 
 

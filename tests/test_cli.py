@@ -1,8 +1,12 @@
+import json
 import os
+import re
 import subprocess
 import sys
+import time
 import types
 import warnings
+from pathlib import Path
 
 import arviz as az
 import matplotlib
@@ -11,7 +15,9 @@ import pandas as pd
 import pytest
 
 from bayesvm import bench_targets, cli
-from bayesvm.case_studies.runner import ResumeMismatchError
+from bayesvm.case_studies import simulated
+from bayesvm.case_studies.runner import ResumeMismatchError, locks_out_dir
+from bayesvm.files import LOCK_FILE_NAME, FolderInUseError
 
 matplotlib.use("Agg")
 
@@ -352,17 +358,97 @@ def test_fit_names_a_target_of_one_class(csv_path, tmp_path, capsys):
     assert "single class ('yes')" in error
 
 
-def test_compare_names_a_file_that_is_not_a_fit(fitted, tmp_path, capsys):
-    text, no_posterior = tmp_path / "text.nc", tmp_path / "data.nc"
+def test_compare_refuses_partial_and_foreign_files_naming_them(fitted, tmp_path, capsys):
+    half, empty, text, arviz_file = (tmp_path / f"{name}.nc" for name in ("half", "0", "txt", "az"))
+    data = fitted[0].read_bytes()
+    half.write_bytes(data[: len(data) // 2])  # a fit whose writing was cut short
+    empty.write_bytes(b"")
     text.write_text("not netCDF")
-    az.from_dict(observed_data={"y": np.arange(3.0)}).to_netcdf(no_posterior)
+    az.from_dict(posterior={"beta": np.zeros((2, 10, 3))}).to_netcdf(str(arviz_file))
+    incomplete = (
+        " is not a complete netCDF-4 file (it is cut short, damaged or of another format): "
+    )
     for path, message in [
-        (text, f"{text} is not a netCDF file written by `bayesvm fit`"),
-        (tmp_path / "none.nc", f"{tmp_path / 'none.nc'}: no such file"),
-        (no_posterior, f"{no_posterior} has no posterior: not a fit written by `bayesvm fit`"),
+        (half, incomplete),
+        (empty, incomplete),
+        (text, incomplete),
+        (arviz_file, " has no 'model' group (it has ['posterior']): it is not a fit written by "),
+        (tmp_path / "none.nc", ": no such file\n"),
     ]:
         error = one_line_error(capsys, ["compare", str(fitted[0]), str(path)])
-        assert error == f"bayesvm compare: error: {message}\n"
+        assert error.startswith(f"bayesvm compare: error: {path}{message}")
+
+
+def wait_for_lock(folder: Path, process: subprocess.Popen) -> dict:
+    """The record of ``folder``'s lock, once ``process`` has taken it."""
+    lock, deadline = folder / LOCK_FILE_NAME, time.monotonic() + 120
+    while not (lock.exists() and lock.read_text()):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the lock was not taken"
+        time.sleep(0.02)
+    return json.loads(lock.read_text())
+
+
+def test_reproduce_refuses_a_folder_another_run_uses_and_leaves_that_run_alone(tmp_path, capsys):
+    out = tmp_path / "simulated"
+    argv = ["reproduce", "simulated", "--quick", "--out", str(out)]
+    first = subprocess.Popen(
+        [str(Path(sys.executable).with_name("bayesvm")), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    try:
+        holder = wait_for_lock(out, first)
+        error = one_line_error(capsys, argv)  # this process is the second run
+        with pytest.raises(FolderInUseError):  # the Python API is refused too
+            simulated.run(out, quick=True, progressbar=False)
+        _, stderr = first.communicate(timeout=600)
+    finally:
+        first.kill()
+    command = re.escape(f"bayesvm reproduce simulated --quick --out {out}")
+    assert holder["pid"] == first.pid
+    assert re.fullmatch(
+        rf"bayesvm reproduce: error: {re.escape(str(out))} is in use by process {first.pid} "
+        rf"\({command}\), started \d\d:\d\d:\d\d; wait for it or choose another --out\n",
+        error,
+    )
+    assert first.returncode == 0, stderr
+    rows = pd.read_csv(out / "simulated.csv")
+    assert rows["replicate"].tolist() == [0] * 3 + [1] * 3 + [2] * 3
+    assert set(rows["method"]) == set(simulated.METHODS) and rows["ber"].between(0, 1).all()
+    assert (out / "report.md").exists() and not (out / LOCK_FILE_NAME).exists()
+
+
+def test_reproduce_takes_over_the_folder_of_a_killed_run_with_a_warning(
+    monkeypatch, tmp_path, capsys
+):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from bayesvm.files import locked_folder\n"
+         "with locked_folder(sys.argv[1]):\n"
+         "    time.sleep(600)\n", str(tmp_path)],
+    )  # fmt: skip
+    record = wait_for_lock(tmp_path, holder)
+    holder.kill()  # kill -9: the lock stays behind
+    holder.wait()
+    held_by = []
+    module = types.ModuleType("fake_case_study")
+    module.run = locks_out_dir(
+        lambda out_dir, **kwargs: held_by.append(json.loads((out_dir / LOCK_FILE_NAME).read_text()))
+    )
+    monkeypatch.setitem(sys.modules, "fake_case_study", module)
+    monkeypatch.setitem(cli.CASE_STUDIES, "simulated", "fake_case_study")
+    assert cli.main(["reproduce", "simulated", "--out", str(tmp_path)]) == 0
+    warning = capsys.readouterr().err
+    assert warning.startswith(f"bayesvm: warning: {tmp_path} was locked by process {holder.pid} (")
+    assert (
+        warning.endswith(", which no longer runs: taking it over\n")
+        and record["command"] in warning
+    )
+    assert [held["pid"] for held in held_by] == [os.getpid()]
+    assert not (tmp_path / LOCK_FILE_NAME).exists()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ArviZ's cache folder is set by XDG there")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import bayesvm
+from bayesvm.case_studies import simulated
 from bayesvm.case_studies.runner import (
     ResumeMismatchError,
     Task,
@@ -122,6 +123,24 @@ def test_dask_cluster_gives_the_rows_of_one_process(uninterrupted, tmp_path):
     pd.testing.assert_frame_equal(by_address, uninterrupted.iloc[:4])
     with pytest.raises(ValueError, match="either workers"):
         run_tasks(make_tasks(2), workers=2, scheduler=cluster.scheduler_address)
+
+
+def test_a_case_study_gives_the_same_rows_serially_in_processes_and_on_dask(tmp_path):
+    """Real fits (the default SVM, VB and Gibbs of two simulated data sets): every number but
+    the wall-clock seconds is the same, bit for bit, wherever the tasks run."""
+    distributed = pytest.importorskip("distributed")
+    options = {"quick": True, "n_datasets": 2, "seed": 11, "progressbar": False}
+    serial = simulated.run(tmp_path / "serial", **options)
+    in_processes = simulated.run(tmp_path / "processes", workers=2, **options)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        on_dask = simulated.run(tmp_path / "dask", scheduler=cluster, **options)
+    assert len(serial) == 2 * len(simulated.METHODS)
+    for rows in (in_processes, on_dask):
+        pd.testing.assert_frame_equal(
+            rows.drop(columns="seconds"), serial.drop(columns="seconds"), check_exact=True
+        )
 
 
 def test_missing_dask_gives_a_clear_error(monkeypatch):
