@@ -232,10 +232,8 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
     y = _response(design.response, model, kind.classifier)
     predictors, names, intercept = _common_design(design.common, model, kind.own_intercept)
     if group_column:
-        groups = design.data[group_column].to_numpy()
-        built = constructor(predictors, groups, y, feature_names=names, **options)
-    else:
-        built = constructor(predictors, y, feature_names=names, **options)
+        options["groups"] = design.data[group_column].to_numpy()
+    built = constructor(predictors, y, feature_names=names, **options)
     columns = set(design.data.columns) - description.response.var_names - {group_column}
     _DESIGNS[built] = FormulaDesign(
         formula, design.common, intercept, group_column, tuple(sorted(columns))

@@ -380,11 +380,15 @@ class Fit:
 
     def _inputs(self, X_new, kwargs: dict) -> tuple[object, dict]:
         """New inputs for the model: a data frame through the formula of a model built by
-        :func:`bayesvm.from_formula` (:func:`bayesvm.formula.prediction_inputs`).
+        :func:`bayesvm.from_formula` (:func:`bayesvm.formula.prediction_inputs`); any other
+        data frame by its column names, in the training order
+        (:func:`~bayesvm.models.validation.table_inputs`).
         """
         from bayesvm.formula import prediction_inputs  # bayesvm.formula imports the models
+        from bayesvm.models.validation import table_inputs
 
-        return prediction_inputs(self.model, X_new, kwargs)
+        X_new, kwargs = prediction_inputs(self.model, X_new, kwargs)
+        return table_inputs(self.model.input_columns(), X_new, kwargs)
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""

@@ -44,6 +44,17 @@ class BlockModel:
         """
         return None
 
+    def identifiability_problems(self) -> list[str]:
+        """What the data cannot determine, in words (none unless the model checks)."""
+        return []
+
+    def input_columns(self) -> dict[str, list]:
+        """The training columns each prediction argument takes by name from a data frame
+        (:func:`~bayesvm.models.validation.table_inputs`): ``X_new``'s are the features the
+        model was built on.
+        """
+        return {"X_new": list(self.feature_names)}
+
     @property
     def coefficients(self):
         """The coefficient block (the first)."""

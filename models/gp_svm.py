@@ -41,6 +41,7 @@ from bayesvm.models.linear_predictor import frame_to_arrays
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
     feature_names_for,
 )
@@ -147,7 +148,7 @@ class GPSVM(BlockModel):
         feature_names, positive_class
             Labels of the input columns; the class coded +1.
         """
-        X = as_design(X)
+        X, feature_names = design_and_names(X, feature_names)
         n_samples = X.shape[0]
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")

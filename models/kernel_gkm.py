@@ -43,8 +43,8 @@ from bayesvm.models.linear_predictor import frame_to_arrays
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 from bayesvm.results import class_probabilities, normalized_pseudo_likelihood
 
@@ -158,8 +158,8 @@ class KernelGKM(BlockModel):
             raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {LIKELIHOODS}; got {likelihood!r}")
-        X = as_design(X)
-        n_samples, n_features = X.shape
+        X, names = design_and_names(X, feature_names)
+        n_samples = X.shape[0]
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
         y_pm, classes = encode_labels(y, n_samples, positive_class)
@@ -184,7 +184,7 @@ class KernelGKM(BlockModel):
             X=X,
             y=y_pm,
             classes=classes,
-            feature_names=feature_names_for(n_features, feature_names),
+            feature_names=names,
             lengthscale=float(lengthscale),
             k_max=int(k_max),
             likelihood=likelihood,

@@ -195,6 +195,10 @@ class LinearPredictorSVM(BlockModel):
         """The full design ``C = [X, Z]`` of Luts-Ormerod Algorithm 2, as a dense matrix."""
         return self.design_operator.dense()
 
+    def input_columns(self) -> dict[str, list]:
+        """``X_new``'s columns by name: the penalised features ``effect_names``."""
+        return {"X_new": list(self.effect_names)}
+
     def design_for(self, X_new, **kwargs) -> DenseDesign | GroupedDesign:
         """The design of new inputs (defined by each model)."""
         raise NotImplementedError

@@ -16,7 +16,7 @@ import numpy as np
 
 from bayesvm.blocks import FixedPrecision, NormalGammaCoefficients
 from bayesvm.models.feature_model import FeatureModel
-from bayesvm.models.validation import as_design, check_positive_finite, feature_names_for
+from bayesvm.models.validation import check_positive_finite, design_and_names
 
 __all__ = ["LinearRegression"]
 
@@ -69,7 +69,7 @@ class LinearRegression(FeatureModel):
         feature_names : sequence of str, optional
             Coordinates of ``w``; default ``x0, x1, ...``.
         """
-        X = as_design(X)
+        X, names = design_and_names(X, feature_names)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
@@ -84,7 +84,7 @@ class LinearRegression(FeatureModel):
         return cls(
             X=X,
             y=y,
-            feature_names=feature_names_for(n_features, feature_names),
+            feature_names=names,
             ard=bool(ard),
             a0=float(a0),
             b0=float(b0),

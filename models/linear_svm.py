@@ -36,8 +36,8 @@ from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 
 __all__ = ["LinearSVM"]
@@ -92,12 +92,13 @@ class LinearSVM(LinearPredictorSVM):
         sigma2_beta : float
             Prior variance of the intercept (Luts-Ormerod section 3.1: 1e8).
         feature_names : sequence of str, optional
-            Coordinates of ``u``; default ``x0, x1, ...``.
+            Coordinates of ``u``; default: the column names of a data frame ``X``, else
+            ``x0, x1, ...``. Prediction from a data frame selects these columns by name.
         positive_class : optional
             The label coded +1 (default: the larger of the two sorted labels).
         """
-        X = as_design(X)
-        n_samples, n_features = X.shape
+        X, names = design_and_names(X, feature_names)
+        n_samples = X.shape[0]
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
         y_pm, classes = encode_labels(y, n_samples, positive_class)
@@ -123,7 +124,7 @@ class LinearSVM(LinearPredictorSVM):
             y=y_pm,
             classes=classes,
             fixed_names=["intercept"],
-            effect_names=feature_names_for(n_features, feature_names),
+            effect_names=names,
             penalty=penalty,
             sigma2_beta=float(sigma2_beta),
             prior=prior,

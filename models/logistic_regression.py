@@ -24,10 +24,9 @@ from bayesvm.blocks import (
 from bayesvm.models.design import DenseDesign
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import (
-    as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 
 __all__ = ["LogisticRegression"]
@@ -80,7 +79,7 @@ class LogisticRegression(FeatureModel):
         a0, b0 : float
             ``alpha ~ Gam(a0, b0)`` (section 3.5 defaults); unused without the hyperprior.
         """
-        X = as_design(X)
+        X, names = design_and_names(X, feature_names)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
@@ -92,7 +91,7 @@ class LogisticRegression(FeatureModel):
             X=X,
             y=y_pm,
             classes=classes,
-            feature_names=feature_names_for(n_features, feature_names),
+            feature_names=names,
             ard=bool(ard),
             a0=float(a0),
             b0=float(b0),

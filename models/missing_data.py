@@ -41,8 +41,8 @@ from bayesvm.models.penalties import LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 from bayesvm.results import class_probabilities
 
@@ -95,15 +95,15 @@ class MissingDataSVM(LinearPredictorSVM):
             Its degrees of freedom (``nu <= n_features - 1`` makes it improper, as the paper's
             ``nu = 3`` with 4 predictors: the posterior is still proper).
         feature_names : sequence of str, optional
-            Names of the columns of ``D``.
+            Names of the columns of ``D`` (default: a data frame's column names, else
+            ``x0, x1, ...``).
         positive_class : optional
             The label coded +1.
         """
-        D = as_design(D, "D", missing=True)
+        D, names = design_and_names(D, feature_names, name="D", missing=True)
         n_samples, n_features = D.shape
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
-        names = feature_names_for(n_features, feature_names)
         empty = [names[j] for j in np.flatnonzero(np.isnan(D).all(axis=0))]
         if empty:
             raise ValueError(

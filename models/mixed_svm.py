@@ -10,6 +10,7 @@ that ``sigma2_u`` is the random-intercept variance.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,8 @@ from bayesvm.models.penalties import LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 
 __all__ = ["MixedSVM"]
@@ -59,15 +60,20 @@ class MixedSVM(LinearPredictorSVM):
             Two classes.
         sigma2_beta, A_u, B_u : float
             Prior variance of the intercept and the IG(A_u, B_u) prior on ``sigma2_u``.
+        feature_names : sequence of str, optional
+            Names of the predictors (default: a data frame's column names, else ``x0, x1,
+            ...``).
+        positive_class : optional
+            The label coded +1.
         """
-        D = as_design(D, "D")
+        D, names = design_and_names(D, feature_names, name="D")
         n_samples = D.shape[0]
         return cls._build(
             X=np.ones((n_samples, 1)),
             Z=D,
             y=y,
             fixed_names=["intercept"],
-            effect_names=feature_names_for(D.shape[1], feature_names),
+            effect_names=names,
             sigma2_beta=sigma2_beta,
             A_u=A_u,
             B_u=B_u,
@@ -79,9 +85,9 @@ class MixedSVM(LinearPredictorSVM):
     def random_intercept(
         cls,
         X,
-        groups,
         y,
-        *,
+        *legacy,
+        groups=None,
         sigma2_beta: float = 1e8,
         A_u: float = 0.01,
         B_u: float = 0.01,
@@ -94,29 +100,32 @@ class MixedSVM(LinearPredictorSVM):
         ----------
         X : array-like of shape (n_samples, n_features)
             Fixed-effect predictors (no intercept column: one is added, unpenalised).
-        groups : array-like of shape (n_samples,)
-            Group of each observation, any hashable labels; they become the ``group``
-            coordinate of ``u`` (sorted).
         y : array-like of shape (n_samples,)
             Two classes.
+        groups : array-like of shape (n_samples,)
+            Group of each observation, any hashable labels; they become the ``group``
+            coordinate of ``u`` (sorted). Required (keyword); the older order
+            ``random_intercept(X, groups, y)`` still works, with a ``FutureWarning``.
         sigma2_beta, A_u, B_u : float
             Prior variance of each fixed effect and the IG(A_u, B_u) prior on ``sigma2_u``.
         feature_names : sequence of str, optional
-            Names of the fixed effects after ``"intercept"``.
+            Names of the fixed effects after ``"intercept"`` (default: a data frame's column
+            names, else ``x0, x1, ...``).
 
         Notes
         -----
         The backends use the indicator structure of ``Z`` (:class:`.GroupedDesign`): VB and
         Gibbs cost ``O(n p^2 + m p^2 + p^3)`` per iteration, so thousands of groups stay fast.
         """
-        X = as_design(X, "X")
+        y, groups = _keyword_after_y("random_intercept", "groups", y, legacy, groups)
+        X, names = design_and_names(X, feature_names)
         n_samples = X.shape[0]
         labels, group_index = _group_codes(groups, n_samples)
         return cls._build(
             X=np.hstack([np.ones((n_samples, 1)), X]),
             Z=None,
             y=y,
-            fixed_names=["intercept", *feature_names_for(X.shape[1], feature_names)],
+            fixed_names=["intercept", *names],
             effect_names=list(labels),
             effect_dim="group",
             group_index=group_index,
@@ -131,9 +140,9 @@ class MixedSVM(LinearPredictorSVM):
     def from_arrays(
         cls,
         X,
-        Z,
         y,
-        *,
+        *legacy,
+        Z=None,
         sigma2_beta: float = 1e8,
         A_u: float = 0.01,
         B_u: float = 0.01,
@@ -141,17 +150,23 @@ class MixedSVM(LinearPredictorSVM):
         effect_names=None,
         positive_class=None,
     ) -> MixedSVM:
-        """General form of eq. (5): user-given fixed design ``X`` and random design ``Z``."""
-        X = as_design(X, "X")
-        Z = as_design(Z, "Z")
+        """General form of eq. (5): user-given fixed design ``X`` and random design ``Z``.
+
+        ``Z`` is required (keyword); the older order ``from_arrays(X, Z, y)`` still works, with
+        a ``FutureWarning``. Names default to a data frame's column names, else ``beta0,
+        ...`` and ``u0, ...``; prediction then takes ``X_new`` and ``Z_new``.
+        """
+        y, Z = _keyword_after_y("from_arrays", "Z", y, legacy, Z)
+        X, fixed_names = design_and_names(X, fixed_names, prefix="beta")
+        Z, effect_names = design_and_names(Z, effect_names, name="Z", prefix="u")
         if Z.shape[0] != X.shape[0]:
             raise ValueError(f"shape mismatch: X has {X.shape[0]} rows but Z has {Z.shape[0]}")
         return cls._build(
             X=X,
             Z=Z,
             y=y,
-            fixed_names=feature_names_for(X.shape[1], fixed_names, prefix="beta"),
-            effect_names=feature_names_for(Z.shape[1], effect_names, prefix="u"),
+            fixed_names=fixed_names,
+            effect_names=effect_names,
             sigma2_beta=sigma2_beta,
             A_u=A_u,
             B_u=B_u,
@@ -182,6 +197,17 @@ class MixedSVM(LinearPredictorSVM):
             sigma2_beta=float(sigma2_beta),
             **fields,
         )
+
+    def input_columns(self) -> dict[str, list]:
+        """The columns of new inputs by name: the predictors (``penalized``), the fixed
+        effects after the intercept (``random_intercept``), or both designs (general form:
+        ``X_new`` and ``Z_new``).
+        """
+        if self.structure == "penalized":
+            return {"X_new": list(self.effect_names)}
+        if self.structure == "random_intercept":
+            return {"X_new": list(self.fixed_names[1:])}
+        return {"X_new": list(self.fixed_names), "Z_new": list(self.effect_names)}
 
     def design_for(self, X_new, Z_new=None, groups=None) -> DenseDesign | GroupedDesign:
         """Design of new inputs.
@@ -241,6 +267,27 @@ class MixedSVM(LinearPredictorSVM):
                 UnseenGroupWarning,
             )
         return index
+
+
+def _keyword_after_y(method: str, keyword: str, y, legacy: tuple, value):
+    """``(y, value)`` of a constructor whose ``keyword`` argument came second before the
+    order ``(X, y, ...)``: ``method(X, value, y)`` still works, with a ``FutureWarning``.
+    """
+    if legacy:
+        if len(legacy) > 1 or value is not None:
+            raise TypeError(
+                f"MixedSVM.{method} takes X and y by position and {keyword}= by keyword"
+            )
+        warnings.warn(
+            f"MixedSVM.{method}(X, {keyword}, y) is deprecated: write "
+            f"MixedSVM.{method}(X, y, {keyword}={keyword}), the order of every constructor",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return legacy[0], y
+    if value is None:
+        raise TypeError(f"MixedSVM.{method} needs {keyword}= (after X and y)")
+    return y, value
 
 
 def _group_codes(groups, n_samples: int) -> tuple[np.ndarray, np.ndarray]:

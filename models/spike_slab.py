@@ -35,8 +35,8 @@ from bayesvm.models.penalties import FixedGaussian, LaplaceSlab
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
+    design_and_names,
     encode_labels,
-    feature_names_for,
 )
 
 __all__ = ["SpikeSlabSVM"]
@@ -130,8 +130,8 @@ class SpikeSlabSVM(LinearPredictorSVM):
 
     @classmethod
     def _build(cls, D, y, inclusion_prior, slab, sigma2_beta, update, names, positive_class):
-        D = as_design(D)
-        n_samples, n_features = D.shape
+        D, names = design_and_names(D, names)
+        n_samples = D.shape[0]
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
         if not 0.0 < inclusion_prior < 1.0:
@@ -147,7 +147,7 @@ class SpikeSlabSVM(LinearPredictorSVM):
             y=y_pm,
             classes=classes,
             fixed_names=["intercept"],
-            effect_names=feature_names_for(n_features, names),
+            effect_names=names,
             penalty=slab,
             sigma2_beta=float(sigma2_beta),
             inclusion_prior=float(inclusion_prior),

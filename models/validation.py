@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_design", "encode_labels", "check_positive_finite", "feature_names_for"]
+__all__ = [
+    "as_design",
+    "design_and_names",
+    "column_names",
+    "select_columns",
+    "table_inputs",
+    "encode_labels",
+    "check_positive_finite",
+    "feature_names_for",
+]
 
 
 def as_design(X, name: str = "X", missing: bool = False) -> np.ndarray:
     """Return ``X`` as a finite 2-D float array, or raise ``ValueError`` naming the problem.
 
     With ``missing``, NaN marks a missing value and is kept (infinite values are still
-    refused).
+    refused). A sparse matrix is refused rather than densified: the models factor dense
+    ``K x K`` precisions and read dense designs.
     """
+    if _is_sparse(X):
+        raise ValueError(
+            f"{name} is a scipy.sparse matrix of shape {X.shape}: bayesvm's models take dense "
+            f"designs; pass {name}.toarray() where {X.shape[0]} x {X.shape[1]} floats fit in "
+            "memory"
+        )
+    _check_numeric_columns(X, name)
     try:
         array = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as error:
@@ -41,6 +59,109 @@ def as_design(X, name: str = "X", missing: bool = False) -> np.ndarray:
     return array
 
 
+def design_and_names(
+    X, feature_names=None, *, name: str = "X", missing: bool = False, prefix: str = "x"
+) -> tuple[np.ndarray, list]:
+    """``X`` as a checked design (:func:`as_design`) and the names of its columns.
+
+    The names are ``feature_names`` when given, else the column names of a data frame
+    (:func:`column_names`, kept as scikit-learn keeps them), else ``x0, x1, ...``
+    (:func:`feature_names_for`).
+    """
+    names = column_names(X) if feature_names is None else feature_names
+    array = as_design(X, name, missing)
+    return array, feature_names_for(array.shape[1], names, prefix)
+
+
+def column_names(table) -> list[str] | None:
+    """The column names of a data frame (pandas, or any frame with ``columns``) when they
+    are all strings, else None: an array, or a frame with integer column labels, has none
+    (scikit-learn's ``feature_names_in_`` rule).
+    """
+    columns = getattr(table, "columns", None)
+    if columns is None or isinstance(table, np.ndarray):
+        return None
+    names = list(columns)
+    if names and all(isinstance(column, str) for column in names):
+        return names
+    return None
+
+
+def select_columns(table, names: Sequence[str], name: str = "X"):
+    """The columns ``names`` of a data frame, in that order, as a float array; anything
+    without string column names is returned as it is (the model then checks its width).
+
+    Raises
+    ------
+    ValueError
+        When the frame lacks some of ``names`` or has columns the model does not know,
+        naming them.
+    """
+    given = column_names(table)
+    if given is None:
+        return table
+    names = [str(column) for column in names]
+    missing = [column for column in names if column not in given]
+    unknown = [column for column in given if column not in names]
+    if missing or unknown:
+        problems = []
+        if missing:
+            problems.append(f"missing {missing}")
+        if unknown:
+            problems.append(f"not in the model {unknown}")
+        prefix = names[0].rstrip("0123456789")
+        hint = ""
+        if names == feature_names_for(len(names), None, prefix):  # built from an array
+            hint = (
+                f" (the model was built from an array, whose columns it calls {prefix}0, "
+                f"{prefix}1, ...: pass an array of {len(names)} columns in the training order)"
+            )
+        raise ValueError(
+            f"the columns of {name} do not match the model's: {'; '.join(problems)}{hint}"
+        )
+    _check_numeric_columns(table[names], name)
+    return np.asarray(table[names], dtype=float)
+
+
+def table_inputs(columns: dict[str, Sequence[str]], X_new, options: dict) -> tuple:
+    """``(X_new, options)`` with every data frame among them replaced by its columns in the
+    model's order (:func:`select_columns`): ``columns`` maps ``"X_new"`` and any keyword
+    argument of the prediction methods that takes a table (e.g. ``"Z_new"``) to the column
+    names of the training data.
+    """
+    X_new = select_columns(X_new, columns["X_new"])
+    options = {
+        key: select_columns(value, columns[key], key) if key in columns else value
+        for key, value in options.items()
+    }
+    return X_new, options
+
+
+def _check_numeric_columns(table, name: str) -> None:
+    """Raise ``ValueError`` naming the columns of a data frame that are not numbers."""
+    dtypes = getattr(table, "dtypes", None)
+    if dtypes is None or isinstance(table, np.ndarray) or not hasattr(dtypes, "items"):
+        return
+    bad = [str(column) for column, dtype in dtypes.items() if not _numeric_dtype(dtype)]
+    if bad:
+        raise ValueError(f"{name} must be numeric; columns that are not: {bad}")
+
+
+def _numeric_dtype(dtype) -> bool:
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:  # an extension type (pandas' nullable Int64, Float64, boolean, ...)
+        return getattr(dtype, "kind", "O") in "biuf"
+
+
+def _is_sparse(X) -> bool:
+    """Whether ``X`` is a scipy.sparse matrix or array (without importing scipy.sparse, which
+    costs 0.4 s at startup: if it is not imported, ``X`` cannot be one).
+    """
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(X)
+
+
 def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, np.ndarray]:
     """Code binary labels as -1/+1.
 
@@ -64,10 +185,21 @@ def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, n
             f"shape mismatch: X has {n_samples} rows but y has {labels.shape[0]} labels"
         )
     if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError("y contains NaN or infinite values")
-    if labels.dtype.kind == "O" and any(label is None for label in labels):
-        raise ValueError("y contains missing labels (None)")
-    classes = np.unique(labels)
+        rows = np.flatnonzero(~np.isfinite(labels))
+        raise ValueError(f"y contains NaN or infinite values (rows {_listed(rows)})")
+    if labels.dtype.kind == "O":
+        import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
+        rows = np.flatnonzero(pd.isna(labels))
+        if rows.size:
+            raise ValueError(
+                f"y contains missing labels (an empty cell, None or NaN; rows {_listed(rows)})"
+            )
+    try:
+        classes = np.unique(labels)
+    except TypeError as error:  # labels of several types that do not order, e.g. 1 and "a"
+        types = sorted({type(label).__name__ for label in labels})
+        raise ValueError(f"y mixes labels of the types {types}: give labels of one type") from error
     if classes.size == 1:
         raise ValueError(
             f"y has a single class ({classes[0]!r}): both classes must be present to fit"
@@ -84,6 +216,12 @@ def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, n
             classes = classes[::-1]
     y_pm = np.where(labels == classes[1], 1.0, -1.0)
     return y_pm, classes
+
+
+def _listed(rows: np.ndarray, most: int = 5) -> str:
+    """Row numbers for a message: the first ``most`` of them, and how many there are."""
+    shown = ", ".join(str(row) for row in rows[:most])
+    return shown + (f", ... ({rows.size} in all)" if rows.size > most else "")
 
 
 def check_positive_finite(**values: float) -> None:

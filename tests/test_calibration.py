@@ -54,7 +54,7 @@ def test_labels_in_the_fit_coding_and_groups_for_random_intercepts():
     X, y = simulate_logistic(60, 2, seed=4)
     labels = np.where(y > 0, "sick", "healthy")
     groups = np.arange(60) % 5
-    fit = bayesvm.fit(MixedSVM.random_intercept(X, groups, labels), "vb", seed=0)
+    fit = bayesvm.fit(MixedSVM.random_intercept(X, labels, groups=groups), "vb", seed=0)
     table = bayesvm.calibration_table(fit, X, labels, groups=groups)
     positive = labels == fit.model.classes[1]
     p = fit.predict_proba(X, groups=groups)[:, 1]

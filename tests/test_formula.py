@@ -66,8 +66,8 @@ def test_toenail_formula_is_the_random_intercept_model():
     model = bayesvm.from_formula(TOENAIL, data, model="svm", positive_class=POSITIVE_OUTCOME)
     reference = MixedSVM.random_intercept(
         fixed_effects(data),
-        data["patientID"].to_numpy(),
         data["outcome"].to_numpy(),
+        groups=data["patientID"].to_numpy(),
         feature_names=TOENAIL_NAMES,
         positive_class=POSITIVE_OUTCOME,
     )

@@ -1,8 +1,12 @@
-"""A fit written by ``Fit.to_netcdf`` and read by ``bayesvm.load`` behaves like the original."""
+"""A fit written by ``Fit.to_netcdf`` and read by ``bayesvm.load`` behaves like the original;
+files cut short, of another program or of a newer bayesvm are refused."""
 
+import os
+import re
 from dataclasses import dataclass, fields, is_dataclass
 
 import arviz as az
+import h5py
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,7 +23,7 @@ from bayesvm.models import (
     MissingDataSVM,
     MixedSVM,
 )
-from bayesvm.persistence import model_from_dataset, model_to_dataset
+from bayesvm.persistence import FORMAT_VERSION, model_from_dataset, model_to_dataset
 
 from conftest import simulate_logistic
 
@@ -73,25 +77,25 @@ CASES = {
     "penalized-vb": (lambda: MixedSVM.penalized(X, Y), "vb", {}, {}),
     "penalized-ecme": (lambda: MixedSVM.penalized(X, Y), "ecme", {}, {}),
     "int-groups-vb": (
-        lambda: MixedSVM.random_intercept(X[:, :2], INT_GROUPS, Y),
+        lambda: MixedSVM.random_intercept(X[:, :2], Y, groups=INT_GROUPS),
         "vb",
         {},
         {"groups": np.append(INT_GROUPS[:14], 999)},
     ),
     "int-groups-gibbs": (
-        lambda: MixedSVM.random_intercept(X[:, :2], INT_GROUPS, Y),
+        lambda: MixedSVM.random_intercept(X[:, :2], Y, groups=INT_GROUPS),
         "gibbs",
         MCMC,
         {"groups": np.append(INT_GROUPS[:14], 999)},
     ),
     "str-groups-ecme": (
-        lambda: MixedSVM.random_intercept(X[:, :2], STR_GROUPS, Y),
+        lambda: MixedSVM.random_intercept(X[:, :2], Y, groups=STR_GROUPS),
         "ecme",
         {},
         {"groups": np.append(STR_GROUPS[:14], "unseen")},
     ),
     "general-vb": (
-        lambda: MixedSVM.from_arrays(np.ones((60, 1)), X, Y),
+        lambda: MixedSVM.from_arrays(np.ones((60, 1)), Y, Z=X),
         "vb",
         {},
         {"Z_new": X_NEW},
@@ -283,7 +287,7 @@ def test_numpy_scalars_come_back_as_python_scalars():
 
 @pytest.fixture(scope="module")
 def vb_fit():
-    return bayesvm.fit(MixedSVM.random_intercept(X[:, :2], INT_GROUPS, Y), method="vb")
+    return bayesvm.fit(MixedSVM.random_intercept(X[:, :2], Y, groups=INT_GROUPS), method="vb")
 
 
 def test_arviz_file_without_the_model_is_refused(vb_fit, tmp_path):
@@ -293,13 +297,99 @@ def test_arviz_file_without_the_model_is_refused(vb_fit, tmp_path):
         bayesvm.load(path)
 
 
-def test_a_file_that_is_not_netcdf_is_refused(tmp_path):
-    path = tmp_path / "notes.nc"
-    path.write_text("not a netCDF file")
-    with pytest.raises(ValueError, match=r"notes\.nc is not a netCDF-4 file"):
+@pytest.fixture(scope="module")
+def saved(vb_fit, tmp_path_factory):
+    """The file of ``vb_fit``."""
+    path = tmp_path_factory.mktemp("saved") / "fit.nc"
+    vb_fit.to_netcdf(path)
+    return path
+
+
+def test_the_file_records_its_format_and_the_bayesvm_that_wrote_it(saved):
+    with h5py.File(saved, "r") as file:
+        assert file.attrs["bayesvm_version"] == bayesvm.__version__
+        assert file["model"].attrs["bayesvm_format"] == FORMAT_VERSION == 1
+    assert "bayesvm_version" not in bayesvm.load(saved).idata.attrs
+
+
+def not_a_fit(kind: str, saved, folder):
+    """A file that ``bayesvm.load`` must refuse: a fit cut short, an empty file, an ArviZ file
+    or a text file."""
+    path = folder / f"{kind}.nc"
+    if kind == "first half":
+        data = saved.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "arviz":
+        az.from_dict(posterior={"beta": np.zeros((2, 10, 3))}).to_netcdf(str(path))
+    else:
+        path.write_text("not a netCDF file\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("first half", "is not a complete netCDF-4 file (it is cut short, damaged or of another"),
+        ("empty", "is not a complete netCDF-4 file"),
+        ("arviz", "has no 'model' group (it has ['posterior']): it is not a fit written by"),
+        ("text", "is not a complete netCDF-4 file"),
+    ],
+)
+def test_partial_and_foreign_files_are_refused_naming_the_file(saved, tmp_path, kind, message):
+    path = not_a_fit(kind, saved, tmp_path)
+    with pytest.raises(ValueError) as refused:
         bayesvm.load(path)
+    assert str(refused.value).startswith(f"{path} {message}")
+    assert "\n" not in str(refused.value)
     with pytest.raises(FileNotFoundError):
         bayesvm.load(tmp_path / "missing.nc")
+
+
+def test_an_interrupted_save_leaves_the_old_file_and_no_temporary_file(
+    vb_fit, saved, tmp_path, monkeypatch
+):
+    path = tmp_path / "fit.nc"
+    path.write_bytes(saved.read_bytes())
+    write = az.InferenceData.to_netcdf
+
+    def killed_midway(idata, filename, *args, **kwargs):
+        write(idata, filename, *args, **kwargs)
+        os.truncate(filename, os.path.getsize(filename) // 2)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(az.InferenceData, "to_netcdf", killed_midway)
+    with pytest.raises(KeyboardInterrupt):
+        vb_fit.to_netcdf(path)
+    assert path.read_bytes() == saved.read_bytes()
+    assert [file.name for file in tmp_path.iterdir()] == ["fit.nc"]
+
+
+def test_files_of_older_versions_load(vb_fit, saved, tmp_path):
+    path = tmp_path / "old.nc"
+    path.write_bytes(saved.read_bytes())
+    with h5py.File(path, "r+") as file:  # as bayesvm wrote format 1 before it kept its version
+        del file.attrs["bayesvm_version"]
+    loaded = bayesvm.load(path)
+    inputs = {"X_new": X[:, :2], "groups": INT_GROUPS}
+    np.testing.assert_array_equal(
+        loaded.decision_function(**inputs), vb_fit.decision_function(**inputs)
+    )
+
+
+def test_a_file_of_a_newer_format_is_refused_naming_its_version(saved, tmp_path):
+    path = tmp_path / "future.nc"
+    path.write_bytes(saved.read_bytes())
+    with h5py.File(path, "r+") as file:
+        file.attrs["bayesvm_version"] = "9.0"
+        file["model"].attrs["bayesvm_format"] = 99
+    expected = (
+        f"{path} was written by bayesvm 9.0 in file format 99, which this bayesvm "
+        f"({bayesvm.__version__}) cannot read: it reads formats up to 1"
+    )
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        bayesvm.load(path)
 
 
 def test_only_classes_of_bayesvm_models_are_rebuilt(vb_fit, tmp_path):

@@ -29,7 +29,10 @@ MISSING = np.random.default_rng(8).random(X.shape) < 0.1
 SHORT = {"chains": 2, "draws": 150, "tune": 100, "progressbar": False}
 # (model, method, options): one fit of each kind of model's predictive
 CASES = {
-    "mixed-random-intercept-gibbs": (lambda: MixedSVM.random_intercept(X, GROUPS, Y), "gibbs"),
+    "mixed-random-intercept-gibbs": (
+        lambda: MixedSVM.random_intercept(X, Y, groups=GROUPS),
+        "gibbs",
+    ),
     "spike-slab-vb": (lambda: SpikeSlabSVM.laplace_zero(X, Y), "vb"),
     "missing-data-gibbs": (
         lambda: MissingDataSVM.from_arrays(np.where(MISSING, np.nan, X), Y),

@@ -112,7 +112,7 @@ def test_clean_designs_build_without_warnings():
     for build in (
         lambda: MixedSVM.penalized(X, Y),
         lambda: LinearSVM.from_arrays(X, Y),
-        lambda: MixedSVM.random_intercept(X, np.arange(80) % 10, Y),
+        lambda: MixedSVM.random_intercept(X, Y, groups=np.arange(80) % 10),
         lambda: LinearRegression.from_arrays(X, X[:, 0]),
     ):
         no_warnings_of(bayesvm.IdentifiabilityWarning, build)
@@ -134,11 +134,13 @@ def test_clean_designs_build_without_warnings():
             r"columns \['x3'\] are linear combinations",
         ),
         (
-            lambda: MixedSVM.random_intercept(np.column_stack([X, X[:, 1]]), np.arange(80) % 8, Y),
+            lambda: MixedSVM.random_intercept(
+                np.column_stack([X, X[:, 1]]), Y, groups=np.arange(80) % 8
+            ),
             r"columns \['x3'\] are linear combinations",
         ),
         (
-            lambda: MixedSVM.random_intercept(X, np.arange(80) % 60, Y),
+            lambda: MixedSVM.random_intercept(X, Y, groups=np.arange(80) % 60),
             "40 of 60 groups have a single observation",
         ),
         (lambda: MixedSVM.penalized(*separable(60, 3, seed=2)), "the classes are separable"),
@@ -205,19 +207,19 @@ def test_a_penalty_that_is_not_a_number_is_refused(value):
 
 def test_group_labels_match_across_int_and_str():
     groups = np.arange(80) % 10
-    fitted = bayesvm.fit(MixedSVM.random_intercept(X, groups, Y), seed=0)
+    fitted = bayesvm.fit(MixedSVM.random_intercept(X, Y, groups=groups), seed=0)
     expected = fitted.decision_function(X, groups=groups)
     with warnings.catch_warnings():
         warnings.simplefilter("error", bayesvm.UnseenGroupWarning)
         from_csv = fitted.decision_function(X, groups=groups.astype(str))
     np.testing.assert_array_equal(from_csv, expected)
-    fitted_on_text = bayesvm.fit(MixedSVM.random_intercept(X, groups.astype(str), Y), seed=0)
+    fitted_on_text = bayesvm.fit(MixedSVM.random_intercept(X, Y, groups=groups.astype(str)), seed=0)
     np.testing.assert_allclose(fitted_on_text.decision_function(X, groups=groups), expected)
 
 
 def test_unseen_groups_and_missing_groups_warn_with_a_count():
     groups = np.arange(80) % 10
-    fitted = bayesvm.fit(MixedSVM.random_intercept(X, groups, Y), seed=0)
+    fitted = bayesvm.fit(MixedSVM.random_intercept(X, Y, groups=groups), seed=0)
     new_groups = np.array([1, 2, 11, 12, 12])
     with pytest.warns(bayesvm.UnseenGroupWarning, match=r"3 of 5 rows .*\(e.g. 11, 12\)"):
         fitted.predict(X[:5], groups=new_groups)
