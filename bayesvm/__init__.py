@@ -18,7 +18,11 @@ from bayesvm import (  # noqa: F401  (register the backends)
 )
 from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
 from bayesvm.compare import compare, plot_compare
-from bayesvm.exceptions import IdentifiabilityWarning, UnseenGroupWarning
+from bayesvm.exceptions import (
+    IdentifiabilityWarning,
+    NumericalBreakdownError,
+    UnseenGroupWarning,
+)
 from bayesvm.formula import from_formula
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
@@ -44,20 +48,26 @@ __all__ = [
     "ConvergenceWarning",
     "IdentifiabilityWarning",
     "UnseenGroupWarning",
+    "NumericalBreakdownError",
     "info",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
 # defines each is imported on the name's first use (PEP 562).
 _FROM_SKLEARN = {"BayesianSVC": "bayesvm.estimator", "ConvergenceWarning": "bayesvm.exceptions"}
+# Subpackages that ``import bayesvm`` does not load (the data loaders import pandas, 0.1 s):
+# ``bayesvm.data.load_heart()`` imports them on first use (PEP 562).
+_SUBPACKAGES = ("data", "case_studies")
 
 
 def __getattr__(name: str):
     if name in _FROM_SKLEARN:
         return getattr(importlib.import_module(_FROM_SKLEARN[name]), name)
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_SKLEARN])
+    return sorted([*globals(), *_FROM_SKLEARN, *_SUBPACKAGES])

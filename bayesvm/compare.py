@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesvm._arviz import quiet_arviz_log
+from bayesvm.moments import with_exact_moments
 from bayesvm.results import KINDS, Fit
 
 if TYPE_CHECKING:
@@ -193,6 +194,8 @@ def _summary(idata: az.InferenceData, kind: str, var_names: list[str], hdi_prob:
         table = az.summary(
             idata, var_names=var_names, kind=stats, hdi_prob=hdi_prob, round_to="none"
         )
+    if kind == "variational":
+        table = with_exact_moments(table, idata)
     lower, upper = (column for column in table.columns if column.startswith("hdi_"))
     table = table.rename(columns={lower: "hdi_lower", upper: "hdi_upper"})
     if kind != "mcmc":

@@ -9,11 +9,14 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from bayesvm.exceptions import NumericalBreakdownError
 
 __all__ = [
     "BoundDecreasedError",
@@ -23,6 +26,7 @@ __all__ = [
     "run_mcmc",
     "AscentResult",
     "McmcResult",
+    "Progress",
 ]
 
 # A decrease of the objective larger than this (relative) is a bug, not round-off.
@@ -55,6 +59,8 @@ def run_ascent(
     max_iter: int,
     relative: bool = False,
     history: Sequence[float] = (),
+    progressbar: bool = False,
+    description: str = "ascent",
 ) -> AscentResult:
     """Iterate ``step`` until the objective increases by less than ``tol``.
 
@@ -73,28 +79,36 @@ def run_ascent(
     history : sequence of float
         The objective trace of an ascent this one continues (:func:`run_ascent_from`); the
         result's trace includes it.
+    progressbar : bool
+        Show the iterations and the objective (:class:`Progress`: only after a second).
+    description : str
+        Label of the progress bar.
     """
     trace: list[float] = [float(value) for value in history]
     converged = interrupted = False
-    try:
-        while len(trace) < max_iter:
-            state, objective = step(state)
-            objective = float(objective)
-            if not np.isfinite(objective):
-                raise FloatingPointError(f"objective is {objective} at iteration {len(trace)}")
-            if trace and objective < trace[-1] - ROUNDOFF * (1.0 + abs(trace[-1])):
-                raise BoundDecreasedError(
-                    f"objective decreased from {trace[-1]!r} to {objective!r} at iteration "
-                    f"{len(trace)}"
-                )
-            trace.append(objective)
-            scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
-            if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
-                converged = True
-                break
-    except KeyboardInterrupt:
-        interrupted = True
-        warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
+    with Progress(progressbar, description, None) as progress:
+        try:
+            while len(trace) < max_iter:
+                state, objective = step(state)
+                objective = float(objective)
+                if not np.isfinite(objective):
+                    raise NumericalBreakdownError(
+                        f"objective is {objective} at iteration {len(trace)}"
+                    )
+                if trace and objective < trace[-1] - ROUNDOFF * (1.0 + abs(trace[-1])):
+                    raise BoundDecreasedError(
+                        f"objective decreased from {trace[-1]!r} to {objective!r} at iteration "
+                        f"{len(trace)}"
+                    )
+                trace.append(objective)
+                progress.update(len(trace), f"objective {objective:.10g}")
+                scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
+                if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
+                    converged = True
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+            warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
     if not trace:
         raise RuntimeError("no iteration completed")
     problems = []
@@ -162,6 +176,10 @@ def run_ascent_from(
     )
 
 
+#: Sweeps between two updates of a sampler's progress bar.
+PROGRESS_EVERY = 250
+
+
 @dataclass
 class McmcResult:
     """Draws of each recorded variable with shape ``(chain, draw, *shape)``."""
@@ -207,13 +225,19 @@ def run_mcmc(
     samples: dict[str, np.ndarray] = {}
     kept_chains, kept_draws = 0, draws
     interrupted = False
-    with _Progress(progressbar, description, chains * sweeps) as progress:
+    done = 0
+    with Progress(progressbar, description, chains * sweeps) as progress:
         try:
             for chain, chain_rng in enumerate(rng.spawn(chains)):
                 state = init(chain_rng)
                 kept_draws = 0
                 for iteration in range(sweeps):
-                    state = step(state, chain_rng)
+                    try:
+                        state = step(state, chain_rng)
+                    except (np.linalg.LinAlgError, FloatingPointError) as error:
+                        raise NumericalBreakdownError(
+                            f"chain {chain} broke down at sweep {iteration + 1}: {error}"
+                        ) from error
                     if iteration >= tune and (iteration - tune + 1) % thin == 0:
                         for name, value in record(state).items():
                             if name not in samples:
@@ -221,7 +245,9 @@ def run_mcmc(
                                 samples[name] = np.empty(shape)
                             samples[name][chain, kept_draws] = value
                         kept_draws += 1
-                    progress.advance()
+                    done += 1
+                    if done % PROGRESS_EVERY == 0:
+                        progress.update(done)
                 kept_chains = chain + 1
         except KeyboardInterrupt:
             interrupted = True
@@ -238,28 +264,41 @@ def run_mcmc(
     return McmcResult(samples=samples, n_iter=sweeps, interrupted=interrupted)
 
 
-class _Progress:
-    """A rich progress bar that updates every ``every`` iterations (or nothing when off)."""
+class Progress:
+    """A rich progress bar over ``total`` steps (None: not known ahead) with a status text.
 
-    def __init__(self, enabled: bool, description: str, total: int, every: int = 250):
-        self.enabled, self.description, self.total, self.every = enabled, description, total, every
-        self.count = 0
+    It appears only once the work has run for ``delay`` seconds, so that a fit of a few
+    milliseconds prints nothing, and never when not ``enabled``; it disappears when done.
+    """
+
+    def __init__(self, enabled: bool, description: str, total: int | None, delay: float = 1.0):
+        self.enabled, self.description, self.total, self.delay = enabled, description, total, delay
+        self.bar = None
+        self.started = time.perf_counter()
 
     def __enter__(self):
-        if self.enabled:
-            from rich.progress import Progress
-
-            self.bar = Progress(transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.description, total=self.total)
+        self.started = time.perf_counter()
         return self
 
-    def advance(self):
-        self.count += 1
-        if self.enabled and self.count % self.every == 0:
-            self.bar.update(self.task, completed=self.count)
+    def update(self, completed: int, status: str = "") -> None:
+        """Show ``completed`` steps and ``status`` (once ``delay`` has passed)."""
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.perf_counter() - self.started < self.delay:
+                return
+            from rich.progress import Progress as RichProgress
+            from rich.progress import TextColumn
+
+            self.bar = RichProgress(
+                *RichProgress.get_default_columns(), TextColumn("{task.fields[status]}"),
+                transient=True,
+            )  # fmt: skip
+            self.bar.start()
+            self.task = self.bar.add_task(self.description, total=self.total, status="")
+        self.bar.update(self.task, completed=completed, status=status)
 
     def __exit__(self, *exc):
-        if self.enabled:
+        if self.bar is not None:
             self.bar.stop()
         return False

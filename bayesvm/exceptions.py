@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bayesvm._convergence_warning import ConvergenceWarning
 
-__all__ = ["ConvergenceWarning", "IdentifiabilityWarning", "UnseenGroupWarning", "warn_user"]
+__all__ = [
+    "ConvergenceWarning",
+    "IdentifiabilityWarning",
+    "UnseenGroupWarning",
+    "NumericalBreakdownError",
+    "warn_user",
+]
 
 # The folders that install as bayesvm and its subpackages (pyproject's package-dir).
 _PACKAGE_DIRS = tuple(
@@ -61,3 +67,13 @@ class IdentifiabilityWarning(UserWarning):
 
 class UnseenGroupWarning(UserWarning):
     """Prediction rows whose group was not in the training data (random intercept 0)."""
+
+
+class NumericalBreakdownError(FloatingPointError):
+    """A fit reached values that floating point cannot represent: a precision matrix
+    singular to working precision, or a non-finite objective.
+
+    On data that identify the model this does not happen; where it does, the chain or the
+    ascent has run off to where the prior alone holds it (a learned penalty on separable
+    classes, say), and :func:`bayesvm.fit` says which problem of the design allows that.
+    """

@@ -24,6 +24,7 @@ __all__ = [
     "blas_threads_for",
     "automatic_threads",
     "usable_cores",
+    "available_memory",
     "MULTITHREAD_MIN_FLOPS",
 ]
 
@@ -62,6 +63,23 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations (``MemAvailable`` of ``/proc/meminfo``,
+    else the machine's free pages), or None where the system does not say.
+    """
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def automatic_threads(flops_per_iteration: float) -> int:

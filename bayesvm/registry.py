@@ -12,10 +12,10 @@ import numpy as np
 
 from bayesvm import exceptions
 from bayesvm.exceptions import warn_user
-from bayesvm.linalg import blas_threads_for
+from bayesvm.linalg import available_memory, blas_threads_for
 from bayesvm.results import add_posterior_predictive
 
-__all__ = ["register", "block_driver", "methods", "fit", "check_options"]
+__all__ = ["register", "block_driver", "methods", "fit", "check_options", "DEFAULT_SEED"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,11 @@ def methods(model) -> list[str]:
     return [backend.method for backend in _BACKENDS if backend.supports(model)]
 
 
-def fit(model, method: str = "vb", *, threads: int | None = None, **options):
+#: The seed of a fit given none: the same call gives the same numbers.
+DEFAULT_SEED = 0
+
+
+def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = None, **options):
     """Fit ``model`` by ``method`` and return a :class:`~bayesvm.Fit`.
 
     Options are checked before any work: a misspelt or unsupported option, or a value out
@@ -80,12 +84,17 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
     model : a model from :mod:`bayesvm.models`
     method : str
         One of :func:`methods` ``(model)``: "vb", "gibbs", "em", "ecme", "nuts".
+    seed : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Every random number of the fit (starts, draws, chains' spawned streams, draws from
+        VB's ``q``, the replicated data) comes from it. The default, :data:`DEFAULT_SEED`
+        (0), makes the same call give the same numbers, on any machine and in any process;
+        give other seeds for independent runs, or None for fresh entropy from the system.
     threads : int, optional
         BLAS threads for the fit, at most the cores this process may use. By default one,
         unless an iteration's work is large enough for more to pay off and the machine has
         idle cores (:func:`bayesvm.linalg.automatic_threads`).
     **options
-        Passed to the backend (``seed``, ``chains``, ``draws``, ``tune``, ``tol``,
+        Passed to the backend (``chains``, ``draws``, ``tune``, ``tol``,
         ``max_iter``, ``progressbar``, ...); see each backend's docstring.
 
     Returns
@@ -104,15 +113,20 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
     """
     start = time.perf_counter()  # building the model's blocks (in _backend_for) counts
     backend = _backend_for(model, method)
+    options["seed"] = seed
     check_options(backend.run, options)
     if threads is not None:
         _check_integer("threads", threads, minimum=1)
+    _check_memory(model, backend.run, options)
     work = model.flops_per_iteration if backend.work is None else backend.work(model, options)
     with blas_threads_for(work, threads):
-        result = backend.run(model, **options)
+        try:
+            result = backend.run(model, **options)
+        except (np.linalg.LinAlgError, FloatingPointError) as error:
+            raise _breakdown(model, method, error) from error
     result.runtime_s = time.perf_counter() - start
     result.idata.attrs["runtime_s"] = result.runtime_s
-    add_posterior_predictive(result, options.get("seed"))
+    add_posterior_predictive(result, seed)
     if result.problems:
         warn_user(
             f"the {method} fit of {type(model).__name__} should not be trusted: "
@@ -120,6 +134,17 @@ def fit(model, method: str = "vb", *, threads: int | None = None, **options):
             exceptions.ConvergenceWarning,  # scikit-learn's subclass: imported on first use
         )
     return result
+
+
+def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBreakdownError:
+    """The error of a fit that broke down numerically, with what the data leave undetermined
+    (:meth:`identifiability_problems`), which is what lets a fit run off that far.
+    """
+    message = f"the {method} fit of {type(model).__name__} broke down numerically: {error}"
+    problems = model.identifiability_problems()
+    if problems:
+        message += ". The data do not identify the model: " + "; ".join(problems)
+    return exceptions.NumericalBreakdownError(message)
 
 
 def _backend_for(model, method: str) -> Backend:
@@ -185,6 +210,31 @@ def check_options(run: Callable, options: dict) -> None:
             _check_seed(value)
         elif name == "progressbar" and not isinstance(value, bool | np.bool_):
             raise ValueError(f"progressbar must be True or False; got {value!r}")
+
+
+def _check_memory(model, run: Callable, options: dict) -> None:
+    """Refuse ``draws`` (times ``chains``, the option or ``run``'s default) whose posterior
+    would not fit in the memory available, before any work: the draws are kept as float64,
+    every posterior variable at every kept draw.
+    """
+    if "draws" not in options:
+        return
+    chains = options.get("chains")
+    if chains is None:
+        parameter = inspect.signature(run).parameters.get("chains")
+        chains = 1 if parameter is None or parameter.default is None else parameter.default
+    values = sum(
+        int(np.prod([len(model.coords[dim]) for dim in model.dims.get(name, [])]))
+        for name in model.var_names
+    )
+    needed = 8.0 * options["draws"] * chains * values
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"draws={options['draws']} x {chains} chain(s) x {values} posterior values per draw "
+            f"need {needed / 2**30:.3g} GiB as float64; {available / 2**30:.3g} GiB of memory "
+            "is available: draw fewer (thin= keeps every thin-th sweep of the samplers)"
+        )
 
 
 def _is_real(value) -> bool:

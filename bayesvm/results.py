@@ -391,8 +391,15 @@ class Fit:
         return table_inputs(self.model.input_columns(), X_new, kwargs)
 
     def summary(self, var_names=None, **kwargs):
-        """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME."""
+        """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME.
+
+        For VB, ``mean`` and ``sd`` are ``q``'s exact moments wherever ``q``'s family gives
+        them (:mod:`bayesvm.moments`; an ``sd`` is ``inf`` where ``q``'s variance does not
+        exist), and the HDI comes from the fit's seeded draws from ``q``: the same call gives
+        the same numbers.
+        """
         from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+        from bayesvm.moments import with_exact_moments
 
         if self.kind == "point":
             stat_funcs = {"mode": np.mean}  # the single draw
@@ -400,15 +407,24 @@ class Fit:
                 self.idata, var_names, stat_funcs=stat_funcs, extend=False, round_to="none"
             )
         kind = "all" if self.kind == "mcmc" else "stats"
+        if self.kind == "mcmc" or kwargs.get("fmt", "wide") != "wide":
+            with quiet_arviz_log():
+                return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+        round_to = kwargs.pop("round_to", None)
         with quiet_arviz_log():
-            return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+            table = az.summary(
+                self.idata, var_names=var_names, kind=kind, round_to="none", **kwargs
+            )
+        table = with_exact_moments(table, self.idata)
+        return table if round_to in ("none", "None") else table.round(round_to or 3)
 
     def to_netcdf(self, path) -> str:
         """Write the fit to netCDF; :func:`bayesvm.load` reads it back.
 
-        The file is the InferenceData (with method and runtime in its attributes), readable by
-        ``arviz.from_netcdf``, plus the groups ``model`` and ``traces`` of
-        :mod:`bayesvm.persistence`.
+        The file is the InferenceData (with method, runtime and the bayesvm version in its
+        attributes), readable by ``arviz.from_netcdf``, plus the groups ``model`` and
+        ``traces`` of :mod:`bayesvm.persistence`. It is written whole or not at all: an
+        interrupted write leaves the old file at ``path`` as it was.
         """
         from bayesvm.persistence import save
 

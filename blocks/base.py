@@ -139,6 +139,13 @@ class Block:
         """``size`` draws of the reported variables from ``q``."""
         return {}
 
+    def q_moments(self, params) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Exact mean and sd of each reported variable under ``q = params``, where ``q``'s
+        family gives them in closed form (an sd is infinite where the variance does not
+        exist); variables left out are summarised from :meth:`draw_q`'s draws.
+        """
+        return {}
+
     def variational(self, params) -> dict[str, tuple[list[str], object]]:
         """``q``'s parameters for the ``variational`` group, as ``name: (dims, value)``."""
         return {}

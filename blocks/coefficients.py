@@ -157,6 +157,12 @@ class GaussianCoefficients(Block):
         theta = params.gaussian.draw(params.mean, rng, size=size)
         return {s.name: theta[:, s.slice] for s in self.segments}
 
+    def q_moments(self, params: GaussianConditional) -> dict:
+        """Each segment's mean and sd under the Gaussian ``q``."""
+        gaussian, mean = params
+        sd = np.sqrt(gaussian.coefficient_variance())
+        return {s.name: (mean[s.slice], sd[s.slice]) for s in self.segments}
+
     def variational(self, params: GaussianConditional) -> dict:
         """Each segment's mean and variance; the covariance where the design is dense
         (``V``, ``invV`` and ``logdetV`` of a single segment as in Drugowitsch's code, else

@@ -287,6 +287,25 @@ class GammaPrecision(Block):
         lam = rng.gamma(self.shape_q, 1.0 / rate, size=(size, *np.shape(rate)))
         return {self.var_names[0]: self._reported(lam)}
 
+    def q_moments(self, rate) -> dict:
+        """Mean and sd of the reported variable under ``q(lambda) = Gamma(a, r)``: of
+        ``lambda`` (``a / r`` and ``sqrt(a) / r``), of ``1 / lambda`` (inverse gamma: ``r /
+        (a - 1)``, variance ``r^2 / ((a - 1)^2 (a - 2))``) or of ``lambda^-1/2`` (``sqrt(r)
+        Gamma(a - 1/2) / Gamma(a)``, second moment ``r / (a - 1)``); infinite where the
+        moment does not exist (``a <= 1`` or ``a <= 2`` for the inverse gamma's).
+        """
+        a, r = self.shape_q, np.asarray(rate, dtype=float)
+        infinite = np.full_like(r, np.inf)
+        if self.report == "precision":
+            mean, variance = a / r, a / r**2
+        elif self.report == "variance":
+            mean = r / (a - 1.0) if a > 1.0 else infinite
+            variance = r**2 / ((a - 1.0) ** 2 * (a - 2.0)) if a > 2.0 else infinite
+        else:
+            mean = np.sqrt(r) * np.exp(gammaln(a - 0.5) - gammaln(a)) if a > 0.5 else infinite
+            variance = r / (a - 1.0) - mean**2 if a > 1.0 else infinite
+        return {self.var_names[0]: (mean, np.sqrt(variance))}
+
     def variational(self, rate) -> dict:
         """``q(lambda)``'s shape, rate(s) and mean(s)."""
         dims = self.dims.get(self.var_names[0], [])

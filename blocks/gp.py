@@ -102,6 +102,11 @@ class GPValues(GaussianCoefficients):
         L = self.whitening
         return L @ params.mean, L @ params.gaussian.covariance() @ L.T
 
+    def q_moments(self, params: GaussianConditional) -> dict:
+        """``q(u)``'s mean and sd."""
+        mean, covariance = self.moments(params)
+        return {self.var_name: (mean, np.sqrt(np.diag(covariance)))}
+
     def variational(self, params: GaussianConditional) -> dict:
         """``q(u)``'s mean and covariance."""
         mean, covariance = self.moments(params)

@@ -120,6 +120,12 @@ class ImputationMean(Block):
         noise = rng.standard_normal((self.d, size))
         return {"mu_x": mean + triangular_solve(factor, noise, transpose=True).T}
 
+    def q_moments(self, params) -> dict:
+        """``q(mu_x)``'s mean and sd."""
+        factor, mean = params
+        inverse_factor = triangular_solve(factor, np.eye(self.d))
+        return {"mu_x": (mean, np.sqrt(np.sum(inverse_factor**2, axis=0)))}
+
     def variational(self, params) -> dict:
         """``q(mu_x)``'s mean and covariance."""
         factor, mean = params
@@ -235,6 +241,24 @@ class ImputationCovariance(Block):
         """Draws of ``Sigma_x`` from ``q = IW(Psi_q, nu + n)``."""
         factor, df = params
         return {"Sigma_x": np.linalg.inv(_wishart_draws(factor, df, rng, size))}
+
+    def q_moments(self, params) -> dict:
+        """Mean and sd of each entry of ``Sigma_x`` under ``q = IW(Psi_q, nu)`` with ``d``
+        rows: ``Psi_q / (nu - d - 1)``, and variance ``((nu - d + 1) psi_ij^2 + (nu - d - 1)
+        psi_ii psi_jj) / ((nu - d) (nu - d - 1)^2 (nu - d - 3))`` (Press 1982, section 5.2);
+        infinite where ``nu <= d + 1`` or ``nu <= d + 3``.
+        """
+        factor, df = params
+        scale = factor @ factor.T
+        excess = df - self.d
+        mean = scale / (excess - 1.0) if excess > 1.0 else np.full_like(scale, np.inf)
+        if excess <= 3.0:
+            return {"Sigma_x": (mean, np.full_like(scale, np.inf))}
+        diagonal = np.diag(scale)
+        variance = ((excess + 1.0) * scale**2 + (excess - 1.0) * np.outer(diagonal, diagonal)) / (
+            excess * (excess - 1.0) ** 2 * (excess - 3.0)
+        )
+        return {"Sigma_x": (mean, np.sqrt(variance))}
 
     def variational(self, params) -> dict:
         """``q(Sigma_x)``'s scale matrix and degrees of freedom."""

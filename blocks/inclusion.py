@@ -311,6 +311,19 @@ class InclusionCoefficients(Block):
             "gamma": gamma,
         }
 
+    def q_moments(self, params: VariationalParams) -> dict:
+        """Means and sds of ``beta`` and ``v`` (Gaussian), ``gamma`` (Bernoulli) and ``u =
+        gamma v`` (``gamma`` and ``v`` independent under ``q``: ``E u = p m``, ``E u^2 = p (m^2
+        + s^2)``).
+        """
+        sd = np.sqrt(np.diag(params.covariance))
+        moments = {s.name: (params.mean[s.slice], sd[s.slice]) for s in self.segments}
+        p = params.inclusion
+        m, s = moments[self.switched.name]
+        moments["u"] = (p * m, np.sqrt(p * (m**2 + s**2) - (p * m) ** 2))
+        moments["gamma"] = (p, np.sqrt(p * (1.0 - p)))
+        return moments
+
     def variational(self, params: VariationalParams) -> dict:
         """Means and variances of ``q(theta)``, ``E[u] = E[gamma] E[v]`` and ``E[gamma]``."""
         variance = np.diag(params.covariance)

@@ -276,6 +276,10 @@ class SequentialJaakkolaJordan(Block):
         """Draws of ``w`` from ``q``."""
         return self.coefficients.draw_q(params.coefficients, rng, size)
 
+    def q_moments(self, params: SequentialQ) -> dict:
+        """``q(w)``'s mean and sd."""
+        return self.coefficients.q_moments(params.coefficients)
+
     def variational(self, params: SequentialQ) -> dict:
         """``q(w)``'s parameters (``w_mean``, ``V``, ``invV``, ``logdetV``) and the ``xi_n``."""
         return self.coefficients.variational(params.coefficients) | self.likelihood.variational(

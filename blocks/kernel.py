@@ -422,6 +422,24 @@ class KernelCoefficients(Block):
             "gamma": np.ones((size, self.n)),
         }
 
+    def q_moments(self, params) -> dict:
+        """Mean and sd of ``u`` and of ``beta = U Lambda^-1/2 b`` (a linear map of the
+        Gaussian ``q(b)``); ``gamma = 1``.
+        """
+        gaussian, mean = params
+        moments = self.all_active.q_moments(params)
+        weights = slice(1, self.n + 1)  # the coefficients are (u, b)
+        covariance = gaussian.covariance()[weights, weights]
+        basis = self.eigenbasis[1]
+        return {
+            "intercept": tuple(value[0] for value in moments["intercept"]),
+            "beta": (
+                self._beta(mean[weights]),
+                np.sqrt(np.sum((basis @ covariance) * basis, axis=1)),
+            ),
+            "gamma": (np.ones(self.n), np.zeros(self.n)),
+        }
+
     def variational(self, params) -> dict:
         """Means, variances and covariance of ``q(u, b)``."""
         return self.all_active.variational(params)

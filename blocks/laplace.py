@@ -230,6 +230,13 @@ class LaplaceMixing(Block):
             name: rng.wald(1.0 / root, 1.0, size=(size, root.shape[0])) for name in self.var_names
         }
 
+    def q_moments(self, params: MixingParams) -> dict:
+        """``b ~ InverseGaussian(mu = chi^-1/2, 1)`` where reported: mean ``mu``, variance
+        ``mu^3``.
+        """
+        mean = 1.0 / self._chi(params)[1]
+        return {name: (mean, mean**1.5) for name in self.var_names}
+
     def variational(self, params: MixingParams) -> dict:
         """``chi`` of every ``q(omega_j)``."""
         return {"omega_chi": ([self.dim], self._chi(params)[0])}

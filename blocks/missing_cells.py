@@ -370,14 +370,23 @@ class MissingCells(Block):
             draws[:, pattern.cells] = c.mean + noise @ c.transform.T
         return {"x_mis": draws}
 
+    def q_moments(self, params: CellsConditional) -> dict:
+        """Each cell's mean and sd under ``q``."""
+        mean, variance = self._cell_moments(params)
+        return {"x_mis": (mean, np.sqrt(variance))}
+
     def variational(self, params: CellsConditional) -> dict:
         """Each cell's mean and variance under ``q``."""
+        mean, variance = self._cell_moments(params)
+        dim = self.dims["x_mis"]
+        return {"x_mis_mean": (dim, mean), "x_mis_variance": (dim, variance)}
+
+    def _cell_moments(self, params: CellsConditional) -> tuple[np.ndarray, np.ndarray]:
         mean, variance = np.empty(self.n_cells), np.empty(self.n_cells)
         for pattern, c in zip(self.patterns, params.patterns, strict=True):
             mean[pattern.cells] = c.mean
             variance[pattern.cells] = (c.scales[:, None, :] * c.transform**2).sum(axis=-1)
-        dim = self.dims["x_mis"]
-        return {"x_mis_mean": (dim, mean), "x_mis_variance": (dim, variance)}
+        return mean, variance
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

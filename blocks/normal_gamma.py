@@ -194,6 +194,15 @@ class NormalGammaCoefficients(Block):
         noise = rng.standard_normal((size, self.size)) @ root.T
         return {"w": params.mean + noise / np.sqrt(tau)[:, None], "tau": tau}
 
+    def q_moments(self, params: NormalGammaConditional) -> dict:
+        """``tau ~ Gam(a_N, b_N)``: mean ``a_N / b_N``, sd ``sqrt(a_N) / b_N``; ``w`` is a
+        multivariate t with ``2 a_N`` degrees of freedom: mean ``w_N``, covariance ``V_N b_N /
+        (a_N - 1)`` (infinite for ``a_N <= 1``).
+        """
+        a, b = self.shape, params.rate
+        variance = np.diag(params.covariance()) * (b / (a - 1.0) if a > 1.0 else np.inf)
+        return {"w": (params.mean, np.sqrt(variance)), "tau": (a / b, np.sqrt(a) / b)}
+
     def variational(self, params: NormalGammaConditional) -> dict:
         """``Q(w, tau)``'s parameters as ``vb_linear_fit.m`` returns them: ``w_mean`` (``w_N``),
         ``V``, ``invV``, ``logdetV``, ``an``, ``bn``.

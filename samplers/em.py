@@ -142,12 +142,21 @@ def make_em_step(model, accelerate: bool = True):
     return objective, step, start
 
 
-def _fit(model, method: str, *, accelerate: bool, tol: float, max_iter: int, seed) -> Fit:
+def _fit(
+    model, method: str, *, accelerate: bool, tol: float, max_iter: int, seed, progressbar: bool
+) -> Fit:
     _, step, start = make_em_step(model, accelerate)
     coefficients = model.blocks[0]
     state = start(coefficients.initial_value({}, np.random.default_rng(seed)))
     # ``tol`` is relative to |F(0)| = 2n, the hinge part of the objective at theta = 0.
-    result = run_ascent(state, step, tol=tol * 2.0 * model.n_samples, max_iter=max_iter)
+    result = run_ascent(
+        state,
+        step,
+        tol=tol * 2.0 * model.n_samples,
+        max_iter=max_iter,
+        progressbar=progressbar,
+        description=method,
+    )
     stats = result.state.stats
     posterior: dict = {}
     sample_stats = {"lp": result.trace[-1]}
@@ -175,7 +184,13 @@ def _fit(model, method: str, *, accelerate: bool, tol: float, max_iter: int, see
 
 @register("em", block_driver("em", learned=False))
 def fit_em(
-    model, *, accelerate: bool = True, tol: float = 1e-15, max_iter: int = 5000, seed=None
+    model,
+    *,
+    accelerate: bool = True,
+    tol: float = 1e-15,
+    max_iter: int = 5000,
+    seed=None,
+    progressbar: bool = True,
 ) -> Fit:
     """Posterior mode by EM (Polson-Scott sections 3.1-3.2) for a model without learned blocks.
 
@@ -199,6 +214,8 @@ def fit_em(
         Most iterations.
     seed : int or numpy.random.Generator, optional
         Start ``theta ~ N(0, I)``.
+    progressbar : bool
+        Show the iterations and the objective once the fit has run for a second.
 
     Returns
     -------
@@ -209,12 +226,26 @@ def fit_em(
         margin, LIBSVM's count, and ``n_margin``, on it; the coefficients' ``n_zero``, exactly
         0) and ``n_released`` (active-set releases of the accelerated step).
     """
-    return _fit(model, "em", accelerate=accelerate, tol=tol, max_iter=max_iter, seed=seed)
+    return _fit(
+        model,
+        "em",
+        accelerate=accelerate,
+        tol=tol,
+        max_iter=max_iter,
+        seed=seed,
+        progressbar=progressbar,
+    )
 
 
 @register("ecme", block_driver("em", learned=True))
 def fit_ecme(
-    model, *, accelerate: bool = True, tol: float = 1e-15, max_iter: int = 5000, seed=None
+    model,
+    *,
+    accelerate: bool = True,
+    tol: float = 1e-15,
+    max_iter: int = 5000,
+    seed=None,
+    progressbar: bool = True,
 ) -> Fit:
     """Joint mode of the coefficients and the learned blocks by ECME (Polson-Scott s. 3.3).
 
@@ -231,5 +262,15 @@ def fit_ecme(
         Most iterations.
     seed : int or numpy.random.Generator, optional
         Start ``theta ~ N(0, I)``.
+    progressbar : bool
+        As in :func:`fit_em`.
     """
-    return _fit(model, "ecme", accelerate=accelerate, tol=tol, max_iter=max_iter, seed=seed)
+    return _fit(
+        model,
+        "ecme",
+        accelerate=accelerate,
+        tol=tol,
+        max_iter=max_iter,
+        seed=seed,
+        progressbar=progressbar,
+    )

@@ -18,6 +18,7 @@ import numpy as np
 from bayesvm.drivers import run_ascent_from
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
+from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
 __all__ = [
@@ -71,6 +72,7 @@ def fit_vb(
     subsample: bool = True,
     draws: int = 1000,
     seed=None,
+    progressbar: bool = True,
 ) -> Fit:
     """Fit by mean-field VB: CAVI over the model's blocks, accelerated by SQUAREM.
 
@@ -107,6 +109,8 @@ def fit_vb(
         samplers; ``q``'s parameters are in the ``variational`` group.
     seed : int or numpy.random.Generator, optional
         For the draws from ``q`` only; the fit itself is deterministic.
+    progressbar : bool
+        Show the iterations and the bound once the fit has run for a second.
     """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
@@ -118,20 +122,12 @@ def fit_vb(
         relative=settings["relative"] if relative is None else relative,
         accelerate=accelerate,
         subsample=subsample,
+        progressbar=progressbar,
     )
-    blocks = model.blocks
     params, _ = result.state
-    rng = np.random.default_rng(seed)
-    posterior: dict = {}
-    variational: dict = {}
-    coords = {**model.coords, "obs_id": np.arange(model.n_samples)}
-    for block in blocks:
-        q = params[block.name]
-        posterior.update(
-            {name: draws_[None] for name, draws_ in block.draw_q(q, rng, draws).items()}
-        )
-        variational.update(block.variational(q))
-        coords.update(block.variational_coords())
+    fitted = [(block, params[block.name]) for block in model.blocks]
+    posterior, variational, coords = q_groups(model, fitted, np.random.default_rng(seed), draws)
+    coords["obs_id"] = np.arange(model.n_samples)
     variational["lower_bound"] = (["iteration"], result.trace)
     variational["sweeps"] = ((), sweeps)
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
@@ -159,7 +155,7 @@ SUBSAMPLE_FRACTION = 0.1
 SUBSAMPLE_TOL = 1e-4
 
 
-def _ascend(model, *, tol, max_iter, relative, accelerate, subsample):
+def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressbar):
     """CAVI over ``model``'s blocks to convergence: the ascent's result and its sweeps.
 
     Where ``subsample`` applies (:func:`fit_vb`), the ascent starts from the blocks'
@@ -188,11 +184,20 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample):
             max_iter=max_iter,
             accelerate=accelerate,
             subsample=True,
+            progressbar=progressbar,
         )
         if result.interrupted:  # nothing of the fit to all rows exists yet to keep
             raise KeyboardInterrupt
         states = [_carried_over(blocks, result.state, rows.size / model.n_samples)]
-    result = run_ascent_from(states, make_step, tol=tol, max_iter=max_iter, relative=relative)
+    result = run_ascent_from(
+        states,
+        make_step,
+        tol=tol,
+        max_iter=max_iter,
+        relative=relative,
+        progressbar=progressbar,
+        description="vb",
+    )
     return result, sum(step.sweeps for step in steps)
 
 

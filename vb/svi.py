@@ -35,8 +35,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesvm.drivers import Progress
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
+from bayesvm.vb.posterior import q_groups
 
 __all__ = ["fit_svi", "step_flops", "CHECK_STEPS"]
 
@@ -123,7 +125,7 @@ def fit_svi(
     converged = interrupted = False
     adam = Adam(rate=hyper_rate)
     t = 0
-    with _Progress(progressbar, max_iter) as progress:
+    with Progress(progressbar, "svi", max_iter) as progress:
         try:
             for t in range(1, max_iter + 1):
                 batch = next(batches)
@@ -148,7 +150,7 @@ def fit_svi(
                 if t % check_every == 0 or t == max_iter:
                     trace.append(float(np.mean(period)))
                     period = []
-                    progress.update(t, trace[-1])
+                    progress.update(t, f"bound ~ {trace[-1]:.6g}")
                     mean = _global_mean(natural)
                     if previous_mean is not None:
                         change = np.linalg.norm(mean - previous_mean)
@@ -231,14 +233,12 @@ def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted,
 
     n = model.n_samples
     blocks = model.batch_blocks(np.arange(min(n, 1)), np.asarray(model.locations[:1]), np.ones(1))
-    posterior, variational = {}, {}
-    coords = dict(model.coords)
-    for block in blocks:
-        if block.name in natural:
-            q = block.from_natural(natural[block.name])
-            posterior.update({k: v[None] for k, v in block.draw_q(q, rng, draws).items()})
-            variational.update(block.variational(q))
-            coords.update(block.variational_coords())
+    fitted = [
+        (block, block.from_natural(natural[block.name]))
+        for block in blocks
+        if block.name in natural
+    ]
+    posterior, variational, coords = q_groups(model, fitted, rng, draws)
     variational["lower_bound"] = (["check"], np.asarray(trace))
     for name, value in model.hyperparameters.items():
         variational[name] = ((), value)
@@ -276,34 +276,6 @@ def _check_step(step) -> tuple[float, float]:
     if not (tau >= 1.0 and 0.0 <= kappa <= 1.0):
         raise ValueError(f"step needs tau >= 1 and 0 <= kappa <= 1; got {step!r}")
     return tau, kappa
-
-
-class _Progress:
-    """A rich progress bar of the steps, showing the running bound (or nothing when off)."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import Progress, TextColumn
-
-            self.bar = Progress(
-                *Progress.get_default_columns(), TextColumn("{task.fields[bound]}"),
-                transient=True,
-            )  # fmt: skip
-            self.bar.start()
-            self.task = self.bar.add_task("svi", total=self.total, bound="")
-        return self
-
-    def update(self, step: int, bound: float) -> None:
-        if self.enabled:
-            self.bar.update(self.task, completed=step, bound=f"bound ~ {bound:.6g}")
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            self.bar.stop()
-        return False
 
 
 @dataclass
