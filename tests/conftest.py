@@ -45,6 +45,50 @@ def goodness_of_fit(states: np.ndarray, probabilities: np.ndarray) -> float:
     return float(chisquare(observed, expected).pvalue)
 
 
+#: Share of ``1 + |objective|`` by which a step of a monotone objective (a VB bound, an EM
+#: objective) may fall: round-off only. An evaluation sums O(n) terms of about the objective's
+#: size in double precision (eps = 2.2e-16), so two evaluations at (nearly) the same point
+#: differ by some 1e-14 of it (measured at convergence: a fall of 1.5e-12 on a bound of 89,
+#: 1.7e-14 of it, on another machine's BLAS); 1e-12 leaves a margin of about 50 and is still a
+#: thousand times tighter than the drivers' own check (``bayesvm.drivers.ROUNDOFF = 1e-9``).
+MONOTONE_ROUNDOFF = 1e-12
+
+
+def assert_never_decreases(trace, roundoff: float = MONOTONE_ROUNDOFF):
+    """Each step of ``trace`` rises, or falls by at most ``roundoff * (1 + |objective|)``."""
+    trace = np.asarray(trace, dtype=float)
+    steps = np.diff(trace)
+    allowed = roundoff * (1.0 + np.abs(trace[:-1]))
+    worst = int(np.argmin(steps / allowed)) if steps.size else 0
+    assert np.all(steps >= -allowed), (
+        f"the objective fell by {-steps[worst]:.3g} at step {worst} (from {trace[worst]!r}); "
+        f"round-off allows {allowed[worst]:.3g}"
+    )
+
+
+#: Monte Carlo standard errors allowed on top of an approximation's bias allowance when a
+#: deterministic approximation (VB) is compared with a sampler's estimates, scalar by scalar.
+MCSE_MULTIPLE = 4.0
+
+
+def sampler_moments(fit, var_name: str):
+    """Posterior mean, sd and the mean's Monte Carlo standard error (from ArviZ's effective
+    sample size) of each scalar of ``var_name`` in a sampler's ``fit``, flattened in order.
+    """
+    stats = az.summary(fit.idata, var_names=[var_name], kind="all", round_to="none")
+    return stats["mean"].to_numpy(), stats["sd"].to_numpy(), stats["mcse_mean"].to_numpy()
+
+
+def assert_means_within(means, fit, var_name: str, posterior_sds: float):
+    """``means`` (an approximation's, e.g. VB's) of ``var_name`` are within ``posterior_sds``
+    posterior sds (the approximation's bias allowance) of ``fit``'s Monte Carlo means, plus
+    :data:`MCSE_MULTIPLE` Monte Carlo standard errors of those.
+    """
+    mean, sd, mcse = sampler_moments(fit, var_name)
+    gap = np.abs(np.ravel(means) - mean)
+    assert np.all(gap < posterior_sds * sd + MCSE_MULTIPLE * mcse), (var_name, gap / sd, mcse / sd)
+
+
 @pytest.fixture
 def small_data():
     return simulate_logistic(60, 3, seed=3)

@@ -22,6 +22,8 @@ from bayesvm.case_studies.linlogit import (
 )
 from bayesvm.case_studies.runner import ResumeMismatchError
 
+from conftest import FAMILY_LEVEL
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
@@ -52,18 +54,38 @@ def test_quick_run_writes_tables_figures_and_report(quick_run):
 
 def test_bayesian_methods_agree_and_cover_the_truth(quick_run):
     """2.6.1: VB is the exact-in-form posterior of a well-determined problem, so VB, Gibbs and
-    NUTS means agree to a small fraction of a posterior sd, and every 95 % interval covers
-    the true coefficient (w = 1, 2, 3, 5 from 100 points)."""
+    NUTS means agree (and ML's) to a small fraction of a posterior sd, and every 95 % interval
+    covers the true coefficient (w = 1, 2, 3, 5 from 100 points).
+
+    The quick run's means and interval ends are Monte Carlo estimates but ML's (VB's from 1000
+    independent draws of q; Gibbs's and NUTS's from chains whose smallest bulk ESS the timings
+    table gives): each comparison allows their Monte Carlo errors, z-tests at ``FAMILY_LEVEL``
+    Bonferroni-corrected over the 44 comparisons. VB's mean-field and ML's unshrunk means are
+    allowed a bias of 0.1 posterior sd besides (VB and ML differ by 0.07 sd at most here).
+    """
     _, tables = quick_run
     rows = tables["coefficients"][tables["coefficients"]["example"] == "2.6.1"]
-    means = rows.pivot(index="index", columns="method", values="mean")
-    width = rows.pivot(index="index", columns="method", values="upper") - rows.pivot(
-        index="index", columns="method", values="lower"
+    means, lower, upper = (
+        rows.pivot(index="index", columns="method", values=column)
+        for column in ("mean", "lower", "upper")
     )
-    sd = width["NUTS"] / (2 * 1.96)
-    for method in ("VB", "Gibbs", "ML"):
-        assert np.all(np.abs(means[method] - means["NUTS"]) < 0.3 * sd), method
-    assert np.all((rows["lower"] <= rows["truth"]) & (rows["truth"] <= rows["upper"]))
+    truth = rows.pivot(index="index", columns="method", values="truth")["ML"]
+    sd = (upper["NUTS"] - lower["NUTS"]) / (2 * 1.96)
+    timings = tables["timings"][tables["timings"]["example"] == "2.6.1"]
+    ess = timings.set_index("method")["ess_bulk_min"].to_dict()
+    ess.update(VB=QUICK_PROTOCOL.vb_draws, ML=np.inf)
+    critical = stats.norm.isf(FAMILY_LEVEL / 2 / (3 * 4 + 4 * 4 * 2))
+    for method, bias in (("VB", 0.1), ("Gibbs", 0.0), ("ML", 0.1)):
+        error = sd * np.sqrt(1.0 / ess[method] + 1.0 / ess["NUTS"])
+        assert np.all(np.abs(means[method] - means["NUTS"]) < bias * sd + critical * error), method
+    for method in ("VB", "Gibbs", "NUTS", "ML"):
+        # a sample 2.5 % or 97.5 % quantile has Monte Carlo error sqrt(p (1 - p) / ESS) over
+        # the density there, a normal's: phi(1.96) / sd
+        error = np.sqrt(0.025 * 0.975 / ess[method]) * sd / stats.norm.pdf(1.96)
+        covered = (lower[method] - critical * error <= truth) & (
+            truth <= upper[method] + critical * error
+        )
+        assert covered.all(), method
 
 
 def test_the_papers_conclusions_hold_on_our_draw(quick_run):

@@ -61,9 +61,13 @@ def test_quick_run_writes_every_output(quick_run):
         "beta[time:terbinafine]",
         "sigma2_u",
     }
-    # NUTS, started from VB, is in Gibbs's mode, not in the spurious one with sigma2_u ~ 0.
-    sigma2_u = forest[forest["parameter"] == "sigma2_u"].set_index("method")["mean"]
-    assert sigma2_u.min() > 1 and sigma2_u["NUTS"] > 0.5 * sigma2_u["MCMC (Gibbs)"]
+    # NUTS, started from VB, is in Gibbs's mode, not in the spurious one with sigma2_u ~ 0:
+    # beyond the samplers' Monte Carlo errors (4 of the forest's MCSEs; VB's mean is exact).
+    sigma2_u = forest[forest["parameter"] == "sigma2_u"].set_index("method")
+    mean, mcse = sigma2_u["mean"], sigma2_u["mcse_mean"].fillna(0.0)
+    assert (mean - 4 * mcse > 1).all(), (mean, mcse)
+    gap = mean["NUTS"] - 0.5 * mean["MCMC (Gibbs)"]
+    assert gap > 4 * np.hypot(mcse["NUTS"], 0.5 * mcse["MCMC (Gibbs)"]), (mean, mcse)
     report = (out_dir / "report.md").read_text()
     assert "| Default SVM | 3,669 |" in report and "| VB | 172 |" in report
     assert "logical cores" in report and "`time`" in report

@@ -20,6 +20,8 @@ import bayesvm
 from bayesvm.models import LinearSVM
 from bayesvm.samplers.em import make_em_step
 
+from conftest import MONOTONE_ROUNDOFF, assert_never_decreases
+
 
 def blobs(seed, n=200, d=10, sep=3.0):
     """Two Gaussian classes, separated by ``sep`` along a direction (a few overlaps at 3)."""
@@ -166,7 +168,7 @@ def test_objective_never_decreases(method, kwargs):
             fit = bayesvm.fit(model, method=method, seed=seed)
             trace = fit.objective_trace
             assert fit.converged
-            assert np.all(np.diff(trace) >= -1e-12 * np.abs(trace[1:]))
+            assert_never_decreases(trace)
             assert fit.idata.sample_stats["lp"].item() == trace[-1]
 
 
@@ -288,10 +290,12 @@ def test_plain_em_ascends_towards_the_accelerated_mode(method, kwargs):
     exact = bayesvm.fit(model, method=method, seed=0)
     plain = bayesvm.fit(model, method=method, seed=0, accelerate=False)
     trace = plain.objective_trace
-    assert np.all(np.diff(trace) >= 0.0)
+    assert_never_decreases(trace)
     assert plain.idata.sample_stats["n_released"].item() == 0
-    # the floors (|1 - y f| >= 1e-5) leave F short of the mode's by ~1e-5 per support vector
-    assert exact.objective_trace[-1] - 1e-3 < trace[-1] <= exact.objective_trace[-1] + 1e-12
+    # the floors (|1 - y f| >= 1e-5) leave F short of the mode's by ~1e-5 per support vector;
+    # never above it, beyond the round-off of evaluating F (conftest.MONOTONE_ROUNDOFF)
+    best = exact.objective_trace[-1]
+    assert best - 1e-3 < trace[-1] <= best + MONOTONE_ROUNDOFF * (1.0 + abs(best))
     np.testing.assert_allclose(
         np.concatenate(mode(plain)), np.concatenate(mode(exact)), rtol=0, atol=1e-3
     )

@@ -71,10 +71,11 @@ def test_vb_is_within_its_under_dispersion_of_gibbs():
     mean weights, while the posterior's is ``E[(K^-1 + W)^-1] + Var E[f | lambda]``, larger
     by the law of total variance (and, for the first term, by the convexity of the matrix
     inverse). So VB's sd may not exceed Gibbs's beyond Monte Carlo error (4 MCSE); a floor of
-    half Gibbs's sd catches a ``q`` whose covariance is wrong by a factor (measured ratios:
-    0.67 to 0.89). The mean-field mean solves the same equation as the posterior mean with the
-    weights ``E_q[1/lambda] = chi^-1/2`` in place of the posterior's; it is within 0.5
-    posterior sd of Gibbs's mean plus 4 MCSE (measured: within 0.2 sd at every point).
+    half Gibbs's sd (less 4 MCSE) catches a ``q`` whose covariance is wrong by a factor
+    (measured ratios: 0.67 to 0.89). The mean-field mean solves the same equation as the
+    posterior mean with the weights ``E_q[1/lambda] = chi^-1/2`` in place of the posterior's;
+    it is within 0.5 posterior sd of Gibbs's mean plus 4 MCSE (measured: within 0.2 sd at
+    every point).
     """
     model = full_model()
     stats = az.summary(gibbs_fit(model).idata, var_names=["f"], round_to="none")
@@ -82,7 +83,7 @@ def test_vb_is_within_its_under_dispersion_of_gibbs():
     vb_mean, vb_cov = q_moments(bayesvm.fit(model, "vb"))
     vb_sd = np.sqrt(np.diag(vb_cov))
     assert np.all(vb_sd <= gibbs_sd + 4.0 * stats["mcse_sd"].to_numpy())
-    assert np.all(vb_sd >= 0.5 * gibbs_sd)
+    assert np.all(vb_sd >= 0.5 * (gibbs_sd - 4.0 * stats["mcse_sd"].to_numpy()))
     gap = np.abs(vb_mean - gibbs_mean)
     assert np.all(gap <= 0.5 * gibbs_sd + 4.0 * stats["mcse_mean"].to_numpy())
 
@@ -351,6 +352,9 @@ def test_vb_predict_proba_is_the_closed_form(inducing):
     np.testing.assert_allclose(probabilities[:, 1], expected, rtol=1e-6)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
     np.testing.assert_allclose(fit.decision_function(X_new), mean, rtol=1e-6, atol=1e-9)
+    # no point lies within the probabilities' tolerance (rtol 1e-6) of 1/2, where round-off
+    # could put the label of predict and that of the closed form on different sides
+    assert np.all(np.abs(expected - 0.5) > 1e-6 * expected)
     np.testing.assert_array_equal(fit.predict(X_new), np.where(expected > 0.5, 1, -1))
 
 

@@ -1,13 +1,17 @@
 """Drugowitsch (2019) section 3: VB logistic regression with the Jaakkola-Jordan bound."""
 
+import arviz as az
 import numpy as np
 import pytest
 from scipy.special import expit
+from scipy.stats import norm
 
 import bayesvm
 from bayesvm.drivers import run_ascent
 from bayesvm.models import LogisticRegression
 from bayesvm.vb.cavi import initial_state, make_cavi_step
+
+from conftest import FAMILY_LEVEL, MCSE_MULTIPLE, assert_means_within, assert_never_decreases
 
 TRUE_W = np.array([0.5, 1.5, -1.0, 0.0])
 
@@ -44,7 +48,7 @@ def test_bound_never_decreases(prior, seed):
     fit = bayesvm.fit(model, tol=1e-12, max_iter=3000)
     assert fit.converged
     assert fit.n_iter > 2
-    assert np.diff(fit.lower_bound_trace).min() >= 0.0
+    assert_never_decreases(fit.lower_bound_trace)
 
 
 def batch_fixed_point(X, y, n_iter=5000):
@@ -107,12 +111,9 @@ def test_ard_needs_the_hyperprior():
 def test_vb_means_agree_with_nuts_within_the_mean_field_bias(fits):
     """Mean-field VB with the Jaakkola-Jordan bound under-estimates posterior sds (about 0.4 to
     0.8 of NUTS's here, ARD shrinking the irrelevant coefficient hardest) but puts the means
-    close: within half a NUTS posterior sd."""
+    close: within half a NUTS posterior sd (plus 4 Monte Carlo standard errors of NUTS's means)."""
     vb, nuts = fits
-    vb_mean = vb.idata["variational"]["w_mean"].to_numpy()
-    draws = nuts.idata.posterior["w"]
-    gap = np.abs(vb_mean - draws.mean(("chain", "draw")).to_numpy())
-    assert np.all(gap < 0.5 * draws.std(("chain", "draw")).to_numpy()), gap
+    assert_means_within(vb.idata["variational"]["w_mean"], nuts, "w", posterior_sds=0.5)
 
 
 def test_predictive_is_moderated_towards_one_half(fits):
@@ -138,15 +139,36 @@ def expected_calibration_error(p, y, n_bins=10):
 
 def test_predictive_is_close_to_nuts_and_as_calibrated(fits):
     """On 20,000 points from the true model, VB's predictive is within 0.05 of NUTS's posterior
-    predictive everywhere and as well calibrated (both miss by the training sample's own
-    estimation error, ~0.05 ECE at N = 200)."""
+    predictive everywhere and as well calibrated, to 0.01 of ECE (both miss by the training
+    sample's own estimation error, ~0.05 ECE at N = 200), each beyond NUTS's Monte Carlo error
+    (measured: gaps up to 0.041 where NUTS's MCSE is up to 0.006)."""
     vb, nuts = fits
     X_new, y_new = logistic_data(20_000, seed=6)
     p_vb, p_nuts = vb.predict_proba(X_new)[:, 1], nuts.predict_proba(X_new)[:, 1]
-    assert np.abs(p_vb - p_nuts).max() < 0.05
+    # NUTS's predictive: sigma(w^T x) averaged over 1000 evenly spaced draws, 500 per chain
+    w = nuts.idata.posterior["w"].to_numpy()
+    chains, draws = w.shape[:2]
+    kept = w.reshape(chains * draws, -1)[np.linspace(0, chains * draws - 1, 1000).astype(int)]
+    per_draw = expit(X_new @ kept.T)  # (points, kept draws), chain by chain
+    np.testing.assert_allclose(per_draw.mean(axis=1), p_nuts, rtol=1e-12)
+    # The 50 largest gaps get NUTS's Monte Carlo error on top (z-tests on ESS-based MCSEs,
+    # Bonferroni over every point); the others must be within 0.05 alone.
+    gap = np.abs(p_vb - p_nuts)
+    worst = np.argsort(gap)[-50:]
+    mcse = np.zeros_like(gap)
+    mcse[worst] = [
+        np.ravel(az.mcse(per_draw[i].reshape(chains, -1), method="mean"))[0] for i in worst
+    ]
+    critical = norm.isf(FAMILY_LEVEL / 2 / gap.size)
+    assert np.all(gap < 0.05 + critical * mcse), (gap.max(), mcse[gap.argmax()])
     ece_vb = expected_calibration_error(p_vb, y_new)
     ece_nuts = expected_calibration_error(p_nuts, y_new)
-    assert abs(ece_vb - ece_nuts) < 0.01, (ece_vb, ece_nuts)
+    # NUTS's ECE is a Monte Carlo estimate: by the delta method its standard error is that of a
+    # mean of 20 batches of its draws, the sd of the batches' ECEs over sqrt(20).
+    batches = per_draw.reshape(len(y_new), 20, -1).mean(axis=2)
+    batch_ece = [expected_calibration_error(batch, y_new) for batch in batches.T]
+    ece_error = np.std(batch_ece, ddof=1) / np.sqrt(len(batch_ece))
+    assert abs(ece_vb - ece_nuts) < 0.01 + MCSE_MULTIPLE * ece_error, (ece_vb, ece_nuts)
 
 
 def test_same_names_dims_and_labels_for_every_method(fits):

@@ -2,17 +2,21 @@
 
 import warnings
 
+import arviz as az
 import numpy as np
 import pytest
 from scipy.special import gammaln, kve, multigammaln
+from scipy.stats import norm
+from scipy.stats import t as t_dist
 
 import bayesvm
 from bayesvm.blocks.missing_cells import missing_patterns
 from bayesvm.case_studies.missing_recovery import recovery_curve, summary_table
 from bayesvm.models import LinearSVM, MissingDataSVM, MixedSVM
+from bayesvm.results import normalized_pseudo_likelihood
 from bayesvm.vb.cavi import initial_state, make_cavi_step
 
-from conftest import assert_fits_agree, simulate_logistic
+from conftest import FAMILY_LEVEL, assert_fits_agree, assert_never_decreases, simulate_logistic
 
 
 def with_missing(X, fraction, seed, columns=None):
@@ -63,7 +67,7 @@ def test_vb_bound_never_decreases(fraction):
     D[3] = np.nan  # a row with every predictor missing
     fit = bayesvm.fit(MissingDataSVM.from_arrays(D, y), method="vb")
     assert fit.converged
-    assert np.diff(fit.lower_bound_trace).min() >= 0.0
+    assert_never_decreases(fit.lower_bound_trace)
 
 
 def test_bound_equals_section_3_3_formula():
@@ -274,13 +278,28 @@ def test_probabilities_widen_as_the_row_loses_predictors(fitted):
     """The missing part is drawn, not plugged in: a row missing its most informative
     predictor gets a probability nearer 1/2 than the complete row, and the row with nothing
     observed is the population's.
+
+    Both sides are Monte Carlo averages over the same draws: the gap ``|p_0 - 1/2| - |p_k -
+    1/2|`` is the mean over draws of each draw's gap (each probability's side of 1/2 held), so
+    it must exceed its Monte Carlo standard error (from its effective sample size) times the
+    one-sided critical value at ``FAMILY_LEVEL`` over the two comparisons (measured z: 17, 28).
     """
     fit = fitted["gibbs"]
-    complete = np.array([[2.0, -2.0]])
-    proba = fit.predict_proba(np.vstack([complete, [[np.nan, -2.0]], [[np.nan, np.nan]]]))
+    rows = np.array([[2.0, -2.0], [np.nan, -2.0], [np.nan, np.nan]])
+    proba = fit.predict_proba(rows)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    assert abs(proba[1, 1] - 0.5) < abs(proba[0, 1] - 0.5)
-    assert abs(proba[2, 1] - 0.5) < abs(proba[0, 1] - 0.5)
+    # predict_proba's per-draw probabilities: the same draws, the same noise for the missing part
+    mean, sd = fit.model._predictor_draws(fit, rows, max_draws=1000)
+    noise = np.random.default_rng(0).standard_normal(mean.shape)
+    per_draw = normalized_pseudo_likelihood(mean + sd * noise)
+    np.testing.assert_allclose(per_draw.mean(axis=0), proba[:, 1], rtol=1e-12)
+    side = np.sign(proba[:, 1] - 0.5)
+    chains = fit.idata.posterior.sizes["chain"]
+    critical = norm.isf(FAMILY_LEVEL / 2)
+    for row in (1, 2):
+        gap = side[0] * (per_draw[:, 0] - 0.5) - side[row] * (per_draw[:, row] - 0.5)
+        error = float(np.ravel(az.mcse(gap.reshape(chains, -1), method="mean"))[0])
+        assert gap.mean() > critical * error, (row, gap.mean(), error)
 
 
 def test_predictions_refuse_the_wrong_number_of_columns(fitted):
@@ -289,22 +308,117 @@ def test_predictions_refuse_the_wrong_number_of_columns(fitted):
 
 
 # -- recovery as the missing fraction grows (case_studies/missing_recovery.py) -------------
-def test_recovery_curve_direction_improves_on_complete_cases_while_weights_inflate():
-    """The documented curve: the imputation model's weight vector points closer to the
-    full-data fit's than the complete-case fit's at every missing fraction, while its weights on
-    the incomplete columns grow with the fraction (the pseudo-likelihood's imputation effect);
-    mean imputation shrinks them.
+# Each data set of the curve is fitted by every method at every fraction (the cells missing at
+# a fraction are missing at the larger ones too), so claims are tested on paired differences
+# per data set, by one-sided t-tests over the data sets. The data sets themselves differ
+# between machines (``simulate`` draws them through the eigenvectors of an equicorrelated
+# covariance, whose repeated eigenvalue leaves them to the LAPACK at hand), so a claim must hold
+# for most draws of them, not for one. Measured over 80 data sets (seeds 100 and 200, 40 each):
+# imputation's angle minus the complete cases' is +0.5 +- 0.4 degrees at a missing fraction of
+# 0.2, -1.1 +- 0.8 at 0.4 and -6.9 +- 1.2 at 0.6 (per data set sd 3.7, 6.9 and 10.6).
+#: An effect the data sets establish is asserted significant at this one-sided level.
+STRONG_LEVEL = 0.05
+#: An effect too small for the data sets to establish is asserted not to go the other way
+#: beyond Monte Carlo error: at this one-sided level over all such checks (Bonferroni).
+WEAK_FAMILY_LEVEL = 1e-3
+
+
+def per_data_set(curve, statistic):
+    """``statistic`` of the recovery curve, a row per data set, a column per (fraction, method)."""
+    return curve.pivot_table(index="seed", columns=["fraction", "method"], values=statistic)
+
+
+def t_score(differences) -> float:
+    """One-sample t statistic of per-data-set differences: their mean over its standard error."""
+    differences = np.asarray(differences, dtype=float)
+    return differences.mean() / (differences.std(ddof=1) / np.sqrt(differences.size))
+
+
+def assert_t_tests(curve, strong, weak, strong_level=STRONG_LEVEL):
+    """``strong`` and ``weak``: ``{claim: per-data-set differences}``, each claim's effect
+    positive. A strong claim's t must exceed the one-sided critical value at ``strong_level``;
+    a weak claim's must not fall below minus the one at :data:`WEAK_FAMILY_LEVEL` shared among
+    the weak claims.
+    """
+    n_sets = curve["seed"].nunique()
+    strong_critical = t_dist.isf(strong_level, n_sets - 1)
+    weak_critical = t_dist.isf(WEAK_FAMILY_LEVEL / len(weak), n_sets - 1)
+    scores = {claim: t_score(d) for claim, d in {**strong, **weak}.items()}
+    failed = [c for c in strong if not scores[c] > strong_critical] + [
+        c for c in weak if not scores[c] > -weak_critical
+    ]
+    assert not failed, (failed, scores, strong_critical, -weak_critical)
+    return scores
+
+
+def test_recovery_curve_weights_inflate_and_direction_is_no_worse_than_complete_cases():
+    """The documented curve (6 data sets): the imputation model's weights on the incomplete
+    columns grow with the missing fraction (the pseudo-likelihood's imputation effect), from 1
+    to above 1.2 at 0.4, while mean imputation shrinks them below 1: effects that 6 data sets
+    establish (one-sided t-tests at :data:`STRONG_LEVEL`). Its direction is not worse than the
+    complete-case fit's beyond Monte Carlo error, and neither trend reverses (at
+    :data:`WEAK_FAMILY_LEVEL`); that it is better, at a large fraction, takes more data sets
+    (:func:`test_recovery_direction_beats_complete_cases_at_a_large_missing_fraction`). Sets
+    of 6 drawn from the 80 measured pass the whole test in 99.9 % of 50,000 draws.
     """
     curve = recovery_curve(fractions=(0.0, 0.2, 0.4, 0.6))
-    table = summary_table(curve)
     # Without missing cells the imputation model is the full-data model: the same fixed point,
     # reached by other SQUAREM paths and stopped at a relative bound change of 1e-10.
     assert curve.loc[curve["fraction"] == 0.0, "coefficient_error"].max() < 1e-4
-    positive = table.index > 0
-    angle = table["angle_deg"][positive]
-    assert (angle["imputation"] < angle["complete_cases"]).all()
-    inflation = table["incomplete_norm_ratio"]
-    assert inflation["imputation"].is_monotonic_increasing
-    assert inflation["imputation"].loc[0.4] > 1.2
-    assert inflation["mean_imputation"].is_monotonic_decreasing
-    assert inflation["mean_imputation"].loc[0.6] < 1.0
+    angle, ratio = per_data_set(curve, "angle_deg"), per_data_set(curve, "incomplete_norm_ratio")
+    table = summary_table(curve)  # the documented means: those of the data sets tested here
+    for statistic, wide in (("angle_deg", angle), ("incomplete_norm_ratio", ratio)):
+        for method in ("imputation", "complete_cases", "mean_imputation"):
+            np.testing.assert_allclose(
+                table[statistic][method], wide.xs(method, axis=1, level=1).mean(), rtol=1e-12
+            )
+    imputed = ratio.xs("imputation", axis=1, level=1)
+    mean_filled = ratio.xs("mean_imputation", axis=1, level=1)
+    assert_t_tests(
+        curve,
+        strong={
+            "imputation's weights grow from 0 to 0.2": imputed[0.2] - imputed[0.0],
+            "imputation's weights grow from 0.2 to 0.4": imputed[0.4] - imputed[0.2],
+            "imputation's weights exceed 1.2 at 0.4": imputed[0.4] - 1.2,
+            "mean imputation's weights are below 1 at 0.6": 1.0 - mean_filled[0.6],
+        },
+        weak={
+            **{
+                f"imputation's angle not above the complete cases' at {fraction}": angle[
+                    (fraction, "complete_cases")
+                ]
+                - angle[(fraction, "imputation")]
+                for fraction in (0.2, 0.4, 0.6)
+            },
+            "imputation's weights do not shrink from 0.4 to 0.6": imputed[0.6] - imputed[0.4],
+            **{
+                f"mean imputation's weights do not grow from {low} to {high}": mean_filled[low]
+                - mean_filled[high]
+                for low, high in ((0.0, 0.2), (0.2, 0.4), (0.4, 0.6))
+            },
+        },
+    )
+
+
+@pytest.mark.slow
+def test_recovery_direction_beats_complete_cases_at_a_large_missing_fraction():
+    """60 data sets (the documented curve's 6 among them; about a minute): at a missing
+    fraction of 0.6 the imputation model's weights point closer to the full-data fit's than the
+    complete-case fit's, one-sided at 1 % (the effect, -0.65 sd per data set over 80 data sets,
+    gives this test a power of about 99.6 %; 6 data sets would give 60 % at 5 %), and its
+    weights still grow from 0.4 to 0.6; at 0.4 (-0.15 sd) it is not worse beyond Monte Carlo
+    error.
+    """
+    curve = recovery_curve(fractions=(0.4, 0.6), n_seeds=60)
+    angle, ratio = per_data_set(curve, "angle_deg"), per_data_set(curve, "incomplete_norm_ratio")
+    imputed = ratio.xs("imputation", axis=1, level=1)
+    gain = angle.xs("complete_cases", axis=1, level=1) - angle.xs("imputation", axis=1, level=1)
+    assert_t_tests(
+        curve,
+        strong={
+            "imputation's angle below the complete cases' at 0.6": gain[0.6],
+            "imputation's weights grow from 0.4 to 0.6": imputed[0.6] - imputed[0.4],
+        },
+        weak={"imputation's angle not above the complete cases' at 0.4": gain[0.4]},
+        strong_level=0.01,
+    )

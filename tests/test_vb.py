@@ -5,7 +5,7 @@ from scipy.special import gammaln, kv
 import bayesvm
 from bayesvm.models import LinearSVM, MixedSVM
 
-from conftest import separable, simulate_logistic
+from conftest import assert_means_within, assert_never_decreases, separable, simulate_logistic
 
 DATASETS = [
     simulate_logistic(100, 5, seed=0),
@@ -47,8 +47,7 @@ def _q(fit):
 def test_lower_bound_never_decreases(data, name):
     fit = bayesvm.fit(MODELS[name](*data), method="vb")
     assert fit.converged
-    increments = np.diff(fit.lower_bound_trace)
-    assert increments.min() >= 0.0, increments.min()
+    assert_never_decreases(fit.lower_bound_trace)
 
 
 def test_bound_equals_algorithm_2_formula():
@@ -125,11 +124,9 @@ def test_vb_means_within_one_posterior_sd_of_gibbs(name):
     gibbs = bayesvm.fit(
         model, method="gibbs", seed=2, chains=2, draws=3000, tune=1000, progressbar=False
     )
-    beta, u = vb.coefficient_means()
-    for var, vb_mean in (("beta", beta), ("u", u)):
-        draws = gibbs.idata.posterior[var]
-        gap = np.abs(vb_mean - draws.mean(("chain", "draw")).to_numpy())
-        assert np.all(gap < draws.std(("chain", "draw")).to_numpy()), (var, gap)
+    # VB's mean-field bias, up to a posterior sd, plus Gibbs's Monte Carlo error
+    for var, vb_mean in zip(("beta", "u"), vb.coefficient_means(), strict=True):
+        assert_means_within(vb_mean, gibbs, var, posterior_sds=1.0)
 
 
 def test_vb_draws_follow_q():
