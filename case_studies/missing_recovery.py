@@ -48,7 +48,9 @@ def simulate(n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     """Equicorrelated Gaussian predictors and logistic labels (module docstring)."""
     d = WEIGHTS.size
     covariance = CORRELATION + (1.0 - CORRELATION) * np.eye(d)
-    D = rng.multivariate_normal(np.zeros(d), covariance, n_samples)
+    # Cholesky, not numpy's default SVD: the covariance's repeated eigenvalue leaves the SVD's
+    # basis, hence the data, to the LAPACK build.
+    D = rng.multivariate_normal(np.zeros(d), covariance, n_samples, method="cholesky")
     probability = 1.0 / (1.0 + np.exp(-(INTERCEPT + D @ WEIGHTS)))
     return D, np.where(rng.random(n_samples) < probability, 1, -1)
 
