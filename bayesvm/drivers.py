@@ -22,7 +22,6 @@ __all__ = [
     "BoundDecreasedError",
     "run_ascent",
     "run_ascent_from",
-    "PRECISION_STARTS",
     "run_mcmc",
     "AscentResult",
     "McmcResult",
@@ -122,10 +121,6 @@ def run_ascent(
         )
     return AscentResult(state, np.asarray(trace), converged, problems, interrupted)
 
-
-# Starting values of E(alpha) for VB with a learned shrinkage: its prior mean (None, the
-# papers' start) and 1 (unit prior variance); see :func:`run_ascent_from`.
-PRECISION_STARTS = (None, 1.0)
 
 # Iterations every start of :func:`run_ascent_from` runs before the leader alone goes on.
 HEAT_ITERATIONS = 3

@@ -33,7 +33,6 @@ the formula: it predicts from arrays, e.g. ``formula_inputs`` of the model built
 from __future__ import annotations
 
 import inspect
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -49,11 +48,12 @@ from bayesvm.models import (
     MixedSVM,
     SpikeSlabSVM,
 )
+from bayesvm.models.validation import frame_reader, read_frames_with
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MODELS", "from_formula", "formula_inputs", "prediction_inputs", "FormulaDesign"]
+__all__ = ["MODELS", "from_formula", "formula_inputs", "FormulaDesign"]
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,6 @@ MODELS = {
 
 # The constructors' arguments that the formula itself supplies.
 _FROM_FORMULA = {"X", "D", "y", "groups", "feature_names"}
-
-# Each model built from a formula, with the design that reads new data for it. Models are
-# frozen dataclasses compared by identity: the entry goes when the model does.
-_DESIGNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -235,9 +231,8 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
         options["groups"] = design.data[group_column].to_numpy()
     built = constructor(predictors, y, feature_names=names, **options)
     columns = set(design.data.columns) - description.response.var_names - {group_column}
-    _DESIGNS[built] = FormulaDesign(
-        formula, design.common, intercept, group_column, tuple(sorted(columns))
-    )
+    reader = FormulaDesign(formula, design.common, intercept, group_column, tuple(sorted(columns)))
+    read_frames_with(built, reader)
     return built
 
 
@@ -252,29 +247,13 @@ def formula_inputs(model, data: pd.DataFrame) -> tuple[np.ndarray, dict]:
     options : dict
         Keyword arguments of the prediction methods: ``groups`` for a random intercept.
     """
-    if model not in _DESIGNS:
+    reader = frame_reader(model)
+    if not isinstance(reader, FormulaDesign):
         raise ValueError(
             f"this {type(model).__name__} was not built by from_formula (or was rebuilt from a "
             "file, which keeps the arrays but not the formula): give its arrays instead"
         )
-    return _DESIGNS[model].inputs(data)
-
-
-def prediction_inputs(model, X_new, options: dict) -> tuple[object, dict]:
-    """``(X_new, options)`` for a model's prediction methods: a data frame given to a model
-    built from a formula becomes its arrays (:func:`formula_inputs`); anything else is
-    returned as it is.
-    """
-    if model not in _DESIGNS or not hasattr(X_new, "columns"):
-        return X_new, options
-    X_new, from_data = formula_inputs(model, X_new)
-    given = sorted(set(from_data) & set(options))
-    if given:
-        raise ValueError(
-            f"{', '.join(given)} come from the data frame's columns for a formula model; "
-            "leave them out"
-        )
-    return X_new, {**from_data, **options}
+    return reader.inputs(data)
 
 
 def _random_intercept_column(description, model: str) -> str | None:

@@ -7,7 +7,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import expit
 
 from bayesvm._arviz import quiet_arviz_log
 
@@ -20,9 +19,6 @@ __all__ = [
     "Fit",
     "build_idata",
     "attach_data",
-    "normalized_pseudo_likelihood",
-    "class_probabilities",
-    "draw_labels",
     "add_posterior_predictive",
     "predictive_rng",
     "PREDICTIVE_MAX_DRAWS",
@@ -104,37 +100,6 @@ def attach_data(idata: az.InferenceData, model) -> az.InferenceData:
         groups["observed_data"] = xr.Dataset({"y": (["obs_id"], model.y)}, coords=obs)
     idata.add_groups({k: v for k, v in groups.items() if k not in idata.groups()})
     return idata
-
-
-def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
-    """``p(y = +1 | f)`` from the hinge pseudo-likelihood normalised over the two labels.
-
-    ``L(+1) / (L(+1) + L(-1))`` with ``L(y) = exp(-2 (1 - y f)_+)`` (Polson-Scott section 2,
-    remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` on the margin ``f = 1`` and
-    ``1 / (1 + e^(-2 (1 + f)))`` beyond it.
-    """
-    log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
-    log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
-    return expit(log_plus - log_minus)  # 0 or 1, without overflow, where |f| is huge
-
-
-def class_probabilities(f: np.ndarray) -> np.ndarray:
-    """``[p(-1), p(+1)]`` per column of the draws ``f`` (``(draws, n)``), averaged over draws:
-    shape ``(n, 2)``. Each class's probability is averaged on its own (``p(-1 | f)`` is
-    ``p(+1 | -f)``), so that a probability near 0 is not lost to the cancellation in ``1 - p``.
-    """
-    return np.column_stack(
-        [
-            normalized_pseudo_likelihood(-f).mean(axis=0),
-            normalized_pseudo_likelihood(f).mean(axis=0),
-        ]
-    )
-
-
-def draw_labels(positive_probability: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Labels coded -1/+1 (``int8``), each +1 with its probability in ``positive_probability``."""
-    positive = rng.random(positive_probability.shape) < positive_probability
-    return np.where(positive, 1, -1).astype(np.int8)
 
 
 def predictive_rng(seed) -> np.random.Generator:
@@ -379,16 +344,11 @@ class Fit:
         return self.model.predictive_interval(self, X_new, prob=prob, seed=seed)
 
     def _inputs(self, X_new, kwargs: dict) -> tuple[object, dict]:
-        """New inputs for the model: a data frame through the formula of a model built by
-        :func:`bayesvm.from_formula` (:func:`bayesvm.formula.prediction_inputs`); any other
-        data frame by its column names, in the training order
-        (:func:`~bayesvm.models.validation.table_inputs`).
+        """New inputs for the model (:meth:`~bayesvm.models.BlockModel.prediction_inputs`): a
+        data frame through the formula of a model built by :func:`bayesvm.from_formula`, any
+        other data frame by its column names, in the training order.
         """
-        from bayesvm.formula import prediction_inputs  # bayesvm.formula imports the models
-        from bayesvm.models.validation import table_inputs
-
-        X_new, kwargs = prediction_inputs(self.model, X_new, kwargs)
-        return table_inputs(self.model.input_columns(), X_new, kwargs)
+        return self.model.prediction_inputs(X_new, kwargs)
 
     def summary(self, var_names=None, **kwargs):
         """``arviz.summary`` of the posterior: diagnostics for MCMC, the mode for EM/ECME.

@@ -9,7 +9,7 @@ precisions, the complete conditional of ``theta`` is Gaussian with
   ``w = 1/a`` and ``r = y (1 + 1/a)``, values for Gibbs, ``E_q[1/a]`` for VB;
 * Jaakkola-Jordan (Drugowitsch eq. 49-50 / 72-73, VB): ``w = 2 lambda(xi)``, ``r = y / 2``.
 
-The design (:mod:`bayesvm.models.design`: one dense Cholesky, or the Schur complement of a
+The design (:mod:`bayesvm.blocks.design`: one dense Cholesky, or the Schur complement of a
 random intercept) factors ``P`` and gives draws, ``dg(P^-1)`` and ``dg(C P^-1 C^T)``; no driver
 sees the structure. The block's statistics are the mean (or value) of ``theta``, its second
 moments, and the mean and variance of the linear predictor ``f = C theta``.

@@ -28,7 +28,7 @@ from scipy.special import digamma, gammaln
 
 from bayesvm.blocks.base import Block
 
-__all__ = ["FixedPrecision", "GammaPrecision", "PriorStats"]
+__all__ = ["FixedPrecision", "GammaPrecision", "PriorStats", "PRECISION_STARTS"]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -109,6 +109,12 @@ class FixedPrecision(Block):
         import pymc as pm
 
         return pm.Normal(name, 0.0, sigma=scale / np.sqrt(self.stats.precision), dims=dims)
+
+
+#: VB's starts of ``E[lambda]`` for a learned shrinkage whose start matters (Drugowitsch's
+#: ``alpha``): its prior mean (None, the papers' start) and 1 (unit prior variance); VB keeps
+#: the ascent with the larger bound (:func:`bayesvm.drivers.run_ascent_from`).
+PRECISION_STARTS = (None, 1.0)
 
 
 class GammaPrecision(Block):

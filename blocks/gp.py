@@ -34,9 +34,9 @@ from bayesvm.blocks.coefficients import (
     GaussianConditional,
     Segment,
 )
+from bayesvm.blocks.design import DenseDesign, DenseGaussian
 from bayesvm.blocks.gaussian_priors import FixedPrecision
 from bayesvm.linalg import triangular_solve
-from bayesvm.models.design import DenseDesign, DenseGaussian
 
 __all__ = ["GPValues"]
 

@@ -9,7 +9,7 @@ complete conditional ``GIG(1/2, 1, chi_i)`` with ``chi_i = E[(1 - y_i f_i)^2]``:
 * VB: ``q(a_i) = GIG(1/2, 1, chi_i)`` with ``chi_i = (1 - y_i E f_i)^2 + Var f_i`` and
   ``E_q[1/a_i] = chi_i^-1/2`` (Luts-Ormerod Algorithm 1 line 3 / Algorithm 2 line 3);
 * EM: the E-step weight ``1 / |1 - y_i f_i|`` (Polson-Scott eq. 14), floored like VB's; or
-  the exact M-step of :mod:`bayesvm.samplers.hinge_mode`, where support vectors, whose weight
+  the exact M-step of :mod:`bayesvm.blocks.hinge_mode`, where support vectors, whose weight
   is infinite, become equality constraints.
 
 The coefficient block reads ``weights = 1/a`` and ``response = y (1 + 1/a)``.
@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
-from bayesvm.samplers.hinge_mode import make_hinge_mode_step
+from bayesvm.blocks.hinge_mode import make_hinge_mode_step
 
 __all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR", "MARGIN_TOL"]
 
@@ -124,7 +124,7 @@ class HingeAugmentation(Block):
         return log_likelihood
 
     def accelerated_m_step(self, coefficients):
-        """The exact M-step of :mod:`bayesvm.samplers.hinge_mode` on ``coefficients``' dense
+        """The exact M-step of :mod:`bayesvm.blocks.hinge_mode` on ``coefficients``' dense
         design: support vectors as the equality constraints of Polson-Scott eq. (15), an
         active-set rule and a Newton step, given the priors' :meth:`~bayesvm.blocks.Block.
         penalty`.

@@ -13,13 +13,13 @@ remark after eq. 17) and the prior precisions ``d``:
 
 * Gibbs, ``update="collapsed"`` (Polson-Scott MCMC-SVM spike-and-slab, steps 2-3):
   ``gamma_k | gamma_-k`` with ``theta`` integrated out (eq. 17) for each ``k``
-  (:func:`~bayesvm.samplers.model_search.gibbs_sweep`, ``O(k^2)`` per column on the active
+  (:func:`~bayesvm.blocks.model_search.gibbs_sweep`, ``O(k^2)`` per column on the active
   block's Cholesky factor), then ``theta_A | gamma`` from that factor;
 * Gibbs, ``update="conditional"`` (Luts-Ormerod App. B): ``theta | gamma`` (inactive ``v_k``
   from their prior), then ``gamma_k | theta`` Bernoulli with ``logit = logit(rho) -
   G_kk v_k^2 / 2 + v_k (h_k - sum_{j != k} G_kj gamma~_j theta_j)``;
 * reversible jump: birth / death / swap moves with ``theta`` integrated out
-  (:func:`~bayesvm.samplers.model_search.jump`), then ``theta_A | gamma``;
+  (:func:`~bayesvm.blocks.model_search.jump`), then ``theta_A | gamma``;
 * VB (Luts-Ormerod Algorithm 3): ``q(theta) = N(P^-1 diag(mu~) h, P^-1)`` with ``P = G o
   Omega_gamma~ + diag(d)`` (lines 2-3; ``Omega = mu~ mu~^T + diag(mu~ (1 - mu~))``), then
   each ``q(gamma_k) = Bernoulli(expit(eta_k))`` in turn with ``eta_k = logit(rho) + h_k E v_k -
@@ -40,14 +40,13 @@ from scipy.special import expit, logit, xlogy
 from bayesvm.blocks.active_set import CollapsedGaussian
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import LOG_2PI
+from bayesvm.blocks.model_search import DEFAULT_JUMPS, JumpSettings, gibbs_sweep, jump
 from bayesvm.linalg import (
     cholesky_lower,
     inverse_factor,
     log_det_from_cholesky,
     triangular_solve,
 )
-from bayesvm.samplers import model_search
-from bayesvm.samplers.model_search import DEFAULT_JUMPS, JumpSettings
 
 __all__ = ["InclusionCoefficients", "InclusionStats"]
 
@@ -220,7 +219,7 @@ class InclusionCoefficients(Block):
         """One Gibbs update of ``(gamma, theta)`` (``update``, module docstring)."""
         collapsed = self._collapsed(params)
         if self.update == "collapsed":
-            model_search.gibbs_sweep(collapsed, self.switchable, self.log_prior, rng)
+            gibbs_sweep(collapsed, self.switchable, self.log_prior, rng)
             return self._draw(collapsed, params.prior, rng)
         theta = self._draw(collapsed, params.prior, rng).mean
         return self._at(theta, self._conditional_inclusion(params, theta, rng))
@@ -250,7 +249,7 @@ class InclusionCoefficients(Block):
         moves = self.switchable.shape[0] if moves is None else moves
         accepted = 0
         for _ in range(moves):
-            collapsed, took = model_search.jump(
+            collapsed, took = jump(
                 collapsed, self.switchable, self.log_prior, rng, self.jump_settings
             )
             accepted += took

@@ -23,7 +23,7 @@ exp(-2 s) + log L(h + exp(s) g)``. Given ``a`` instead, the likelihood would be 
 ``sigma`` with a precision ``sum_i g_i^2 / a_i`` so large, at the support vectors' small ``a_i``,
 that ``sigma`` could hardly move: on Luts-Ormerod's 2000 x 50 problem the smallest bulk ESS of
 ``u`` rose from 108 to 119 of 5000 draws given ``a``, and to 659 with ``a`` integrated out. The
-draw is one slice-sampling update in ``s`` (:func:`~bayesvm.samplers.slice.slice_step`), ``O(n)``
+draw is one slice-sampling update in ``s`` (:func:`~bayesvm.blocks.slice.slice_step`), ``O(n)``
 per evaluation of the density, a handful of evaluations per sweep.
 
 Integrating ``a`` out makes this a partially collapsed step (van Dyk & Park 2008, JASA 103,
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from bayesvm.samplers.slice import slice_step
+from bayesvm.blocks.slice import slice_step
 
 __all__ = ["ScaleInterweaving", "LOG_SCALE_WIDTH"]
 

@@ -186,7 +186,7 @@ class SequentialJaakkolaJordan(Block):
     Parameters
     ----------
     design : DenseDesign
-        The inputs ``X`` (:mod:`bayesvm.models.design`).
+        The inputs ``X`` (:mod:`bayesvm.blocks.design`).
     y : ndarray of shape (n_samples,)
         Labels coded -1/+1.
     prior_precision : ndarray of shape (n_features,)

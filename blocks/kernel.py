@@ -44,11 +44,10 @@ from scipy.special import betaln
 from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky, CollapsedGaussian
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
+from bayesvm.blocks.design import FeatureDesign
 from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
+from bayesvm.blocks.model_search import JumpSettings, jump
 from bayesvm.linalg import cholesky_lower, cholesky_solve
-from bayesvm.models.design import FeatureDesign
-from bayesvm.samplers import model_search
-from bayesvm.samplers.model_search import JumpSettings
 
 __all__ = ["KernelCoefficients", "KernelStats", "SilvermanG", "EIGEN_FLOOR"]
 
@@ -334,7 +333,7 @@ class KernelCoefficients(Block):
         moves = self.moves if moves is None else moves
         accepted = 0
         for _ in range(moves):
-            collapsed, took = model_search.jump(
+            collapsed, took = jump(
                 collapsed, self.switchable, self.log_prior, rng, self.jump_settings
             )
             accepted += took

@@ -7,7 +7,8 @@ from functools import cached_property
 import numpy as np
 
 from bayesvm.blocks import block_drivers
-from bayesvm.results import draw_labels
+from bayesvm.models.links import draw_labels
+from bayesvm.models.validation import prediction_inputs
 
 __all__ = ["BlockModel"]
 
@@ -47,6 +48,13 @@ class BlockModel:
     def identifiability_problems(self) -> list[str]:
         """What the data cannot determine, in words (none unless the model checks)."""
         return []
+
+    def prediction_inputs(self, X_new, options: dict) -> tuple[object, dict]:
+        """``(X_new, options)`` as the prediction methods take them: data frames become arrays
+        (:func:`~bayesvm.models.validation.prediction_inputs`: through the formula of a model
+        built by :func:`bayesvm.from_formula`, else by column name, :meth:`input_columns`).
+        """
+        return prediction_inputs(self, X_new, options)
 
     def input_columns(self) -> dict[str, list]:
         """The training columns each prediction argument takes by name from a data frame

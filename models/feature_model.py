@@ -9,8 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesvm.blocks import GammaPrecision
-from bayesvm.drivers import PRECISION_STARTS
+from bayesvm.blocks.gaussian_priors import PRECISION_STARTS, GammaPrecision
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.identification import design_problems, warn_if_not_identified
 from bayesvm.models.validation import as_design
@@ -79,8 +78,8 @@ class FeatureModel(BlockModel):
     ) -> GammaPrecision:
         """Drugowitsch's ``alpha ~ Gam(shape, rate)`` on every weight: one shared precision
         (eq. 4, 40) or one per weight with ARD (eq. 24, 69, ``self.ard``), VB started from its
-        prior mean and from 1 (:data:`~bayesvm.drivers.PRECISION_STARTS`); ``q_names`` are the
-        names of ``q(alpha)``'s parameters in the paper's code.
+        prior mean and from 1 (:data:`~bayesvm.blocks.gaussian_priors.PRECISION_STARTS`);
+        ``q_names`` are the names of ``q(alpha)``'s parameters in the paper's code.
         """
         return GammaPrecision(
             "alpha",

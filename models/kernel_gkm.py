@@ -40,13 +40,13 @@ from bayesvm.blocks.probit import ProbitAugmentation
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.kernels import mean_distance, rbf_kernel
 from bayesvm.models.linear_predictor import frame_to_arrays
+from bayesvm.models.links import class_probabilities, normalized_pseudo_likelihood
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
     design_and_names,
     encode_labels,
 )
-from bayesvm.results import class_probabilities, normalized_pseudo_likelihood
 
 __all__ = ["KernelGKM", "rbf_kernel", "mean_distance"]
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from bayesvm.blocks import FixedPrecision, GaussianCoefficients, HingeAugmentation, Segment
+from bayesvm.blocks.design import DenseDesign, GroupedDesign
 from bayesvm.models.block_model import BlockModel
-from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
+from bayesvm.models.links import class_probabilities, normalized_pseudo_likelihood
 from bayesvm.models.penalties import Penalty
-from bayesvm.results import class_probabilities, normalized_pseudo_likelihood
 
 if TYPE_CHECKING:
     import pandas as pd

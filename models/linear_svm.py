@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from bayesvm.models.design import DenseDesign
+from bayesvm.blocks.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.penalties import FixedGaussian, Laplace, LearnedGaussian
 from bayesvm.models.validation import (

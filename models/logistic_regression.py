@@ -21,7 +21,7 @@ from bayesvm.blocks import (
     SequentialJaakkolaJordan,
     jaakkola_lambda,
 )
-from bayesvm.models.design import DenseDesign
+from bayesvm.blocks.design import DenseDesign
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.validation import (
     check_positive_finite,

@@ -28,6 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
+from bayesvm.blocks.design import DenseDesign
 from bayesvm.blocks.imputation_model import ImputationCovariance, ImputationMean
 from bayesvm.blocks.missing_cells import (
     ImputedCoefficients,
@@ -35,8 +36,8 @@ from bayesvm.blocks.missing_cells import (
     mean_filled,
     missing_patterns,
 )
-from bayesvm.models.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
+from bayesvm.models.links import class_probabilities
 from bayesvm.models.penalties import LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
@@ -44,7 +45,6 @@ from bayesvm.models.validation import (
     design_and_names,
     encode_labels,
 )
-from bayesvm.results import class_probabilities
 
 __all__ = ["MissingDataSVM"]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayesvm.blocks.design import DenseDesign, GroupedDesign
 from bayesvm.exceptions import UnseenGroupWarning, warn_user
-from bayesvm.models.design import DenseDesign, GroupedDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.linear_svm import intercept_and_features
 from bayesvm.models.penalties import LearnedGaussian

@@ -27,8 +27,8 @@ from typing import Literal
 
 import numpy as np
 
+from bayesvm.blocks.design import DenseDesign
 from bayesvm.blocks.inclusion import InclusionCoefficients
-from bayesvm.models.design import DenseDesign
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.linear_svm import _feature_scale, intercept_and_features
 from bayesvm.models.penalties import FixedGaussian, LaplaceSlab

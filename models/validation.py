@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
 
 __all__ = [
+    "read_frames_with",
+    "frame_reader",
+    "prediction_inputs",
     "as_design",
     "design_and_names",
     "column_names",
@@ -121,6 +125,42 @@ def select_columns(table, names: Sequence[str], name: str = "X"):
         )
     _check_numeric_columns(table[names], name)
     return np.asarray(table[names], dtype=float)
+
+
+# Models whose prediction methods read a data frame through a reader of their own (a formula's
+# design, :func:`bayesvm.from_formula`): models are frozen dataclasses compared by identity, so
+# the entry goes when the model does.
+_FRAME_READERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def read_frames_with(model, reader) -> None:
+    """Let ``reader`` turn the data frames given to ``model``'s prediction methods into its
+    arrays: ``reader.inputs(frame) -> (X_new, options)``.
+    """
+    _FRAME_READERS[model] = reader
+
+
+def frame_reader(model):
+    """The reader of :func:`read_frames_with` for ``model``, or None."""
+    return _FRAME_READERS.get(model)
+
+
+def prediction_inputs(model, X_new, options: dict) -> tuple:
+    """``(X_new, options)`` for ``model``'s prediction methods: a data frame goes through the
+    model's frame reader where it has one (the prediction options it yields may not be given
+    as well), and any frame left is taken by its column names (:func:`table_inputs`).
+    """
+    reader = frame_reader(model)
+    if reader is not None and hasattr(X_new, "columns"):
+        X_new, from_data = reader.inputs(X_new)
+        given = sorted(set(from_data) & set(options))
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} come from the data frame's columns for a formula model; "
+                "leave them out"
+            )
+        options = {**from_data, **options}
+    return table_inputs(model.input_columns(), X_new, options)
 
 
 def table_inputs(columns: dict[str, Sequence[str]], X_new, options: dict) -> tuple:

@@ -39,7 +39,7 @@ EM-SVM (section 3.1)
     ~1e-1 for a lasso, whose zeros it only approaches). The *accelerated*
     step (``accelerate=True``, the default) replaces the E- and M-steps of the coefficients by
     the likelihood block's exact M-step (:meth:`~bayesvm.blocks.Block.accelerated_m_step`; for
-    the hinge :mod:`bayesvm.samplers.hinge_mode`: support vectors as the equality constraints of
+    the hinge :mod:`bayesvm.blocks.hinge_mode`: support vectors as the equality constraints of
     eq. (15), an active-set rule and a Newton step beyond the paper), which reaches the exact
     mode, LIBSVM's solution, in few iterations.
 
@@ -202,7 +202,7 @@ def fit_em(
     ----------
     accelerate : bool
         Replace the E- and M-step of the coefficients by the likelihood block's exact M-step
-        (:mod:`bayesvm.samplers.hinge_mode` for the hinge). False runs the plain EM of the
+        (:mod:`bayesvm.blocks.hinge_mode` for the hinge). False runs the plain EM of the
         blocks, whose E-step weights are floored where they are infinite (support vectors,
         lasso weights at 0): it converges slowly (linearly, often to ``max_iter``) and only
         to about the floor's resolution. A model whose likelihood block offers no exact

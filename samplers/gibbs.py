@@ -124,7 +124,7 @@ def fit_rj(
 ) -> Fit:
     """Fit by reversible jump: the Gibbs sweep of :func:`fit_gibbs` with the model's
     inclusion vector moved by birth / death / swap proposals, its coefficients integrated out
-    (:mod:`bayesvm.samplers.model_search`; Nott & Green 2004, Zhang et al. section 3.2).
+    (:mod:`bayesvm.blocks.model_search`; Nott & Green 2004, Zhang et al. section 3.2).
 
     Parameters
     ----------

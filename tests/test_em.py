@@ -1,4 +1,4 @@
-"""EM-SVM and ECME-SVM (samplers/em.py, samplers/hinge_mode.py): external references,
+"""EM-SVM and ECME-SVM (samplers/em.py, blocks/hinge_mode.py): external references,
 monotonicity, ECME's CM stationarity and the common InferenceData layout.
 
 External references: LIBSVM (``sklearn.svm.SVC``) for the ridge and an exact LP solver (HiGHS

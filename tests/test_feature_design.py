@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bayesvm.models.design import ArrowheadGaussian, DenseGaussian, FeatureDesign
+from bayesvm.blocks.design import ArrowheadGaussian, DenseGaussian, FeatureDesign
 
 
 @pytest.fixture

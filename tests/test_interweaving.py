@@ -10,9 +10,9 @@ from scipy.stats import gamma, invgamma, kstest
 
 import bayesvm
 from bayesvm.blocks import GammaPrecision
+from bayesvm.blocks.slice import slice_step
 from bayesvm.models import LinearSVM, MixedSVM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
-from bayesvm.samplers.slice import slice_step
 
 from conftest import assert_fits_agree, assert_samplers_agree, simulate_logistic
 

@@ -18,9 +18,9 @@ from scipy.special import betaln, expit, logsumexp
 
 from bayesvm.blocks import LikelihoodStats
 from bayesvm.blocks.active_set import CollapsedGaussian
+from bayesvm.blocks.model_search import DEFAULT_JUMPS, JumpSettings, gibbs_sweep, jump
 from bayesvm.models import SpikeSlabSVM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
-from bayesvm.samplers.model_search import DEFAULT_JUMPS, JumpSettings, gibbs_sweep, jump
 
 from conftest import goodness_of_fit
 

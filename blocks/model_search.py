@@ -1,0 +1,144 @@
+"""Moves on an inclusion vector with the Gaussian coefficients integrated out.
+
+Both move sets act on a :class:`~bayesvm.blocks.active_set.CollapsedGaussian` (the active
+columns and ``log p(data | A)``) and on a prior over the inclusion vector that depends on the
+number ``k`` of switched-on columns only (``log_prior(k)`` of one vector with ``k`` ones:
+independent ``Bernoulli(pi)`` gives ``k log pi + (m - k) log(1 - pi)``; Zhang et al.'s
+Beta-Bernoulli eq. 10 another). Each leaves ``p(A | data) ~ p(data | A) p(A)`` invariant:
+
+* :func:`gibbs_sweep` -- each switchable column in turn from its conditional given the others,
+  Polson-Scott's MCMC-SVM (spike-and-slab) step 2 with eq. (17);
+* :func:`jump` -- birth / death / swap proposals accepted by Metropolis-Hastings with the
+  proposal ratio of Nott & Green (2004) as Zhang, Dai & Jordan section 3.2 state it: birth
+  (``b_k``) switches on a random inactive column, death (``d_k``) switches off a random
+  active one, swap exchanges one of each, ``b_0 = 1``, ``d_{k_max} = 1`` and
+  ``b_k = d_k = 0.3`` between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["gibbs_sweep", "jump", "JumpSettings", "DEFAULT_JUMPS"]
+
+
+def _accept(log_ratio: float, rng: np.random.Generator) -> bool:
+    return log_ratio >= 0.0 or rng.random() < np.exp(log_ratio)
+
+
+def gibbs_sweep(
+    collapsed, switchable, log_prior: Callable[[int], float], rng: np.random.Generator
+) -> int:
+    """Draw each column of ``switchable`` in order from ``p(gamma_j | gamma_-j, data)``.
+
+    ``log odds(gamma_j = 1) = log p(data | A + j) - log p(data | A - j) + log_prior(k + 1) -
+    log_prior(k)``, ``k`` the active switchable columns other than ``j``; one of the two sets
+    is the current one, the other's gain is computed from the current factor. Returns the
+    number of columns that changed.
+    """
+    active = set(collapsed.order)
+    k = sum(1 for j in switchable if j in active)
+    changes = 0
+    for j in switchable:
+        if j in active:
+            gain = -collapsed.removal_gain(j)  # log p(data | A) - log p(data | A - j)
+            k -= 1
+        else:
+            gain, addition = collapsed.propose_addition(j)
+        log_odds = gain + log_prior(k + 1) - log_prior(k)
+        include = bool(rng.random() < expit(log_odds))
+        if include and j not in active:
+            collapsed.add(addition)
+            active.add(j)
+            changes += 1
+        elif not include and j in active:
+            collapsed.remove(j)
+            active.discard(j)
+            changes += 1
+        k += include
+    return changes
+
+
+class JumpSettings(NamedTuple):
+    """Move probabilities of :func:`jump` (Zhang et al. section 3.2)."""
+
+    birth: float = 0.3  # b_k for 1 <= k < k_max
+    death: float = 0.3  # d_k for 1 <= k < k_max
+    max_active: int | None = None  # k_max (None: every switchable column)
+
+
+#: Zhang et al.'s move probabilities over every switchable column.
+DEFAULT_JUMPS = JumpSettings()
+
+
+def _move_probabilities(k: int, k_max: int, settings: JumpSettings) -> tuple[float, float]:
+    """``(b_k, d_k)``: ``b_0 = 1``, ``d_k = 1`` from ``k_max`` on, else the settings'."""
+    if k == 0:
+        return 1.0, 0.0
+    if k >= k_max:
+        return 0.0, 1.0
+    return settings.birth, settings.death
+
+
+def jump(
+    collapsed,
+    switchable,
+    log_prior: Callable[[int], float],
+    rng: np.random.Generator,
+    settings: JumpSettings = DEFAULT_JUMPS,
+) -> tuple[object, bool]:
+    """One birth, death or swap proposal; returns the (possibly new) state and acceptance.
+
+    Acceptance probabilities (Zhang et al. section 3.2, ``m`` switchable columns):
+    birth ``min(1, L' p(k+1) d_{k+1} (m - k) / (L p(k) b_k (k + 1)))``, death
+    ``min(1, L' p(k-1) b_{k-1} k / (L p(k) d_k (m - k + 1)))``, swap ``min(1, L' / L)``, with
+    ``L = p(data | A)`` and ``p(k)`` the prior of one vector with ``k`` ones.
+    """
+    switchable = np.asarray(switchable)
+    m = switchable.shape[0]
+    k_max = m if settings.max_active is None else min(settings.max_active, m)
+    active_mask = np.isin(switchable, collapsed.order)
+    active, inactive = switchable[active_mask], switchable[~active_mask]
+    k = active.shape[0]
+    birth, death = _move_probabilities(k, k_max, settings)
+    move = rng.random()
+    if move < birth:
+        j = int(rng.choice(inactive))
+        gain, addition = collapsed.propose_addition(j)
+        death_back = _move_probabilities(k + 1, k_max, settings)[1]
+        log_ratio = (
+            gain
+            + log_prior(k + 1)
+            - log_prior(k)
+            + np.log(death_back * (m - k) / (birth * (k + 1)))
+        )
+        if _accept(log_ratio, rng):
+            collapsed.add(addition)
+            return collapsed, True
+        return collapsed, False
+    if move < birth + death:
+        j = int(rng.choice(active))
+        birth_back = _move_probabilities(k - 1, k_max, settings)[0]
+        log_ratio = (
+            collapsed.removal_gain(j)
+            + log_prior(k - 1)
+            - log_prior(k)
+            + np.log(birth_back * k / (death * (m - k + 1)))
+        )
+        if _accept(log_ratio, rng):
+            collapsed.remove(j)
+            return collapsed, True
+        return collapsed, False
+    out, into = int(rng.choice(active)), int(rng.choice(inactive))
+    removal = collapsed.removal_gain(out)
+    proposal = collapsed.copy()
+    proposal.remove(out)
+    gain, addition = proposal.propose_addition(into)
+    if _accept(removal + gain, rng):
+        proposal.add(addition)
+        return proposal, True
+    return collapsed, False

@@ -1,0 +1,41 @@
+"""Link functions of the SVM models: class probabilities from the hinge pseudo-likelihood
+normalised over the two labels (Polson-Scott section 2), and labels drawn from them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["normalized_pseudo_likelihood", "class_probabilities", "draw_labels"]
+
+
+def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
+    """``p(y = +1 | f)`` from the hinge pseudo-likelihood normalised over the two labels.
+
+    ``L(+1) / (L(+1) + L(-1))`` with ``L(y) = exp(-2 (1 - y f)_+)`` (Polson-Scott section 2,
+    remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` on the margin ``f = 1`` and
+    ``1 / (1 + e^(-2 (1 + f)))`` beyond it.
+    """
+    log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
+    log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
+    return expit(log_plus - log_minus)  # 0 or 1, without overflow, where |f| is huge
+
+
+def class_probabilities(f: np.ndarray) -> np.ndarray:
+    """``[p(-1), p(+1)]`` per column of the draws ``f`` (``(draws, n)``), averaged over draws:
+    shape ``(n, 2)``. Each class's probability is averaged on its own (``p(-1 | f)`` is
+    ``p(+1 | -f)``), so that a probability near 0 is not lost to the cancellation in ``1 - p``.
+    """
+    return np.column_stack(
+        [
+            normalized_pseudo_likelihood(-f).mean(axis=0),
+            normalized_pseudo_likelihood(f).mean(axis=0),
+        ]
+    )
+
+
+def draw_labels(positive_probability: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Labels coded -1/+1 (``int8``), each +1 with its probability in ``positive_probability``."""
+    positive = rng.random(positive_probability.shape) < positive_probability
+    return np.where(positive, 1, -1).astype(np.int8)
