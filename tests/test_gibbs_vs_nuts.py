@@ -5,7 +5,7 @@ import pytest
 
 from bayesvm.models import LinearSVM, MixedSVM
 
-from conftest import assert_samplers_agree, simulate_logistic
+from conftest import RUNS, assert_samplers_agree, simulate_logistic
 
 X, Y = simulate_logistic(60, 3, seed=3)
 MODELS = {
@@ -16,9 +16,10 @@ MODELS = {
 }
 
 
+@pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("name", list(MODELS))
-def test_gibbs_and_nuts_agree_within_monte_carlo_error(name):
-    assert_samplers_agree(MODELS[name])
+def test_gibbs_and_nuts_agree_within_monte_carlo_error(name, run):
+    assert_samplers_agree(MODELS[name], run=run)
 
 
 @pytest.mark.slow
@@ -26,4 +27,4 @@ def test_gibbs_and_nuts_agree_within_monte_carlo_error(name):
 def test_agreement_at_the_paper_size(n_samples):
     """Luts-Ormerod section 4.2's problem with d = 10 (several minutes)."""
     X_paper, y_paper = simulate_logistic(n_samples, 10, seed=n_samples)
-    assert_samplers_agree(MixedSVM.penalized(X_paper, y_paper))
+    assert_samplers_agree(MixedSVM.penalized(X_paper, y_paper), run="long")

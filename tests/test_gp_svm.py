@@ -29,7 +29,7 @@ from bayesvm.models.gp_hyperparameters import hyperparameter_objective
 from bayesvm.models.gp_svm import JITTER
 from bayesvm.models.kernels import rbf_kernel
 
-from conftest import assert_fits_agree
+from conftest import NUTS_CORES, assert_fits_agree
 
 #: Length-scale of the tests' kernels: about the wiggle of :func:`wavy`'s boundary.
 LENGTHSCALE = 1.5
@@ -94,7 +94,9 @@ def test_gibbs_and_nuts_agree_on_the_full_gp():
     corrected to family-wise level 1% (:func:`conftest.assert_fits_agree`). NUTS takes ~15 s.
     """
     model = full_model()
-    nuts = bayesvm.fit(model, "nuts", seed=1, chains=4, draws=2000, tune=1000, progressbar=False)
+    nuts = bayesvm.fit(
+        model, "nuts", seed=1, chains=4, draws=2000, tune=1000, cores=NUTS_CORES, progressbar=False
+    )
     assert_fits_agree(gibbs_fit(model), nuts, var_names=["f"])
 
 

@@ -25,7 +25,7 @@ import bayesvm
 from bayesvm.blocks.kernel import KernelStats
 from bayesvm.models import KernelGKM
 
-from conftest import FAMILY_LEVEL, assert_fits_agree, goodness_of_fit
+from conftest import FAMILY_LEVEL, NUTS_CORES, assert_fits_agree, goodness_of_fit
 from gkm_exact import ExactGKM, marginal_covariance, orthant_probability
 
 #: Chi-square goodness-of-fit tests reject at this level (as tests/test_model_search.py).
@@ -362,7 +362,7 @@ BGKM_RUNS = {
     "quick": (
         {"g": G, "eta": ETA},
         {"chains": 4, "draws": 2000, "tune": 500},
-        {"chains": 4, "draws": 1000, "tune": 1000},
+        {"chains": 2, "draws": 1000, "tune": 500},
     ),
     "long": (
         {},
@@ -383,7 +383,9 @@ def test_bgkm_gibbs_and_nuts_agree_within_monte_carlo_error(likelihood, run):
     precisions, gibbs_settings, nuts_settings = BGKM_RUNS[run]
     model = KernelGKM.from_arrays(X20, Y20, likelihood=likelihood, **precisions)
     gibbs = bayesvm.fit(model, method="gibbs", thin=1, seed=3, progressbar=False, **gibbs_settings)
-    nuts = bayesvm.fit(model, method="nuts", seed=3, progressbar=False, **nuts_settings)
+    nuts = bayesvm.fit(
+        model, method="nuts", seed=3, cores=NUTS_CORES, progressbar=False, **nuts_settings
+    )
     var_names = ["intercept", "f", "beta_checked"] + (["g", "eta"] if not precisions else [])
     assert_fits_agree(with_function_values(gibbs), with_function_values(nuts), var_names)
 

@@ -11,7 +11,7 @@ from sklearn.linear_model import ARDRegression
 import bayesvm
 from bayesvm.models import LinearRegression
 
-from conftest import MCSE_MULTIPLE, assert_never_decreases, assert_samplers_agree
+from conftest import MCSE_MULTIPLE, RUNS, assert_never_decreases, assert_samplers_agree
 
 
 def regression_data(n_samples=100, n_features=4, seed=0, noise=0.5, sparse=False):
@@ -135,10 +135,11 @@ def test_bad_regression_input_is_rejected():
         LinearRegression.from_arrays(X, y, a0=-1.0)
 
 
+@pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("ard", [False, True])
-def test_gibbs_and_nuts_agree(ard):
+def test_gibbs_and_nuts_agree(ard, run):
     X, y, _ = regression_data(n_samples=40, n_features=3, seed=8)
-    assert_samplers_agree(LinearRegression.from_arrays(X, y, ard=ard))
+    assert_samplers_agree(LinearRegression.from_arrays(X, y, ard=ard), run=run)
 
 
 def test_gibbs_with_fixed_alpha_draws_the_exact_posterior():

@@ -11,7 +11,13 @@ from bayesvm.drivers import run_ascent
 from bayesvm.models import LogisticRegression
 from bayesvm.vb.cavi import initial_state, make_cavi_step
 
-from conftest import FAMILY_LEVEL, MCSE_MULTIPLE, assert_means_within, assert_never_decreases
+from conftest import (
+    FAMILY_LEVEL,
+    MCSE_MULTIPLE,
+    NUTS_CORES,
+    assert_means_within,
+    assert_never_decreases,
+)
 
 TRUE_W = np.array([0.5, 1.5, -1.0, 0.0])
 
@@ -35,7 +41,14 @@ def fits(request):
     model = LogisticRegression.from_arrays(X, y, **PRIORS[request.param])
     vb = bayesvm.fit(model, tol=1e-10, max_iter=2000)
     nuts = bayesvm.fit(
-        model, method="nuts", draws=2000, tune=1000, chains=2, seed=1, progressbar=False
+        model,
+        method="nuts",
+        draws=2000,
+        tune=1000,
+        chains=2,
+        seed=1,
+        cores=NUTS_CORES,
+        progressbar=False,
     )
     return vb, nuts
 

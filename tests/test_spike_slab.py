@@ -14,7 +14,13 @@ from bayesvm.drivers import ROUNDOFF
 from bayesvm.models import LinearSVM, SpikeSlabSVM
 from bayesvm.samplers.nuts import fit_nuts, step_methods
 
-from conftest import assert_fits_agree, separable, simulate_logistic
+from conftest import (
+    NUTS_CORES,
+    SAMPLER_RUNS,
+    assert_fits_agree,
+    separable,
+    simulate_logistic,
+)
 
 FEATURES = ["age", "dose", "noise"]
 
@@ -74,14 +80,21 @@ def small_fits():
     def get(prior: str, sampler: str):
         if (prior, sampler) not in cache:
             make, _, nuts_options = PRIORS[prior]
-            if sampler == "nuts":
+            gibbs_lengths, _ = SAMPLER_RUNS["quick"]
+            if sampler == "nuts":  # binary Gibbs-Metropolis moves the indicators slowly
                 fit = fit_quietly(
-                    make(X_SMALL, Y_SMALL), "nuts", chains=4, draws=1000, tune=1000, **nuts_options
+                    make(X_SMALL, Y_SMALL),
+                    "nuts",
+                    chains=4,
+                    draws=1000,
+                    tune=500,
+                    cores=NUTS_CORES,
+                    **nuts_options,
                 )
             else:
                 method, update = SAMPLERS[sampler]
                 model = make(X_SMALL, Y_SMALL, update)
-                fit = fit_quietly(model, method, chains=4, draws=5000, tune=1000)
+                fit = fit_quietly(model, method, **gibbs_lengths)
             cache[prior, sampler] = fit
         return cache[prior, sampler]
 
