@@ -18,9 +18,7 @@ entry point of ``bayesvm reproduce simulated``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,22 +34,13 @@ from bayesvm.case_studies.reporting import (
     default_svm_description,
     markdown_table,
     paper_timing_table,
-    run_description,
     single_class_counts,
     single_class_note,
     unconverged_note,
 )
-from bayesvm.case_studies.runner import (
-    Task,
-    check_methods,
-    choose_protocol,
-    locks_out_dir,
-    run_tasks,
-    study_settings,
-    task_seed,
-    trust_notes,
-)
-from bayesvm.files import save_figure, write_csv, write_text
+from bayesvm.case_studies.runner import task_seed, trust_notes
+from bayesvm.case_studies.study import Study, StudyRun, keyed_task
+from bayesvm.files import save_figure, write_csv
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -65,6 +54,7 @@ __all__ = [
     "simulate_dataset",
     "replicate_rows",
     "timing_table",
+    "STUDY",
     "run",
 ]
 
@@ -192,106 +182,51 @@ def replicate_rows(
     return rows
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    methods=METHODS,
-    n_datasets: int | None = None,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-) -> pd.DataFrame:
-    """Run the section 4.2 experiment and write its results to ``out_dir``.
+STUDY = Study(
+    "simulated",
+    METHODS,
+    PAPER_PROTOCOL,
+    QUICK_PROTOCOL,
+    DEFAULT_SEED,
+    n_datasets_field="n_datasets",
+    n_datasets_text="Data sets per cell",
+)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives ``simulated.csv`` (one row per data set and method) and
-        ``simulated.settings.json`` (what its rows depend on, checked by ``resume``),
-        ``simulated_ber.png`` (BER boxplots per cell, like Figure 1), ``timing.csv`` (seconds
-        per fit by cell and method, with the paper's published times) and ``report.md``.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes fitting data sets in parallel (1: in this process).
-    scheduler : str or dask.distributed.Client, optional
-        Fit the data sets on this Dask cluster instead (see
-        :func:`~bayesvm.case_studies.runner.run_tasks`).
-    resume : bool
-        Keep the data sets already in ``simulated.csv`` (from an interrupted run) and fit
-        only the others. Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError`
-        before fitting anything if that run had other settings (``quick``, ``methods``,
-        ``n_datasets``, ``seed``).
-    methods : sequence of {"svm", "vb", "gibbs"}
-        Methods to compare.
-    n_datasets : int, optional
-        Data sets per cell; default that of the protocol (200, or 3 when ``quick``).
-    seed : int
-        Every data set and fit is seeded from ``(seed, n, d, replicate)``: same seed, same
-        results, whatever ``workers`` or ``scheduler``.
-    progressbar : bool
-        Show a progress bar over data sets.
 
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of ``simulated.csv``: ``n, d, replicate, method, ber, seconds, alpha,
-        single_class, converged, warnings``.
-    """
-    methods = check_methods(methods, METHODS)
-    protocol = choose_protocol(
-        PAPER_PROTOCOL, QUICK_PROTOCOL, quick=quick, n_datasets=n_datasets, field="n_datasets"
-    )
-    out_dir = Path(out_dir)
+def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:
+    protocol = run.protocol
     tasks = [
-        Task(
-            key={"n": n, "d": d, "replicate": replicate},
-            function=replicate_rows,
-            kwargs={
-                "n": n,
-                "d": d,
-                "replicate": replicate,
-                "seed": seed,
-                "methods": methods,
-                "protocol": protocol,
-            },
+        keyed_task(
+            {"n": n, "d": d, "replicate": replicate},
+            replicate_rows,
+            seed=run.seed,
+            methods=run.methods,
+            protocol=protocol,
         )
         for n in protocol.sample_sizes
         for d in protocol.dimensions
         for replicate in range(protocol.n_datasets)
     ]
-    start = time.perf_counter()
-    settings = study_settings(
-        "simulated", methods=methods, quick=quick, seed=seed, protocol=protocol
-    )
-    results = run_tasks(
-        tasks,
-        csv_path=out_dir / "simulated.csv",
-        settings=settings,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        description="simulated data sets",
-        progressbar=progressbar,
-    )
-    wall_s = time.perf_counter() - start
+    results = run.run_tasks(tasks, "simulated.csv", "simulated data sets")
     timing = timing_table(results)
-    write_csv(timing, out_dir / "timing.csv", index=False)
-    save_figure(_plot_ber(results, protocol), out_dir / "simulated_ber.png", dpi=120)
+    write_csv(timing, run.out_dir / "timing.csv", index=False)
+    save_figure(_plot_ber(results, protocol), run.out_dir / "simulated_ber.png", dpi=120)
     report = _report(
-        results,
-        timing,
-        protocol,
-        quick=quick,
-        seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
+        results, timing, protocol, quick=run.quick, seed=run.seed, run_line=run.run_line()
     )
-    write_text(out_dir / "report.md", report)
-    return results
+    return results, report
+
+
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the section 4.2 experiment and write its results to ``out_dir``.",
+    outputs="Receives ``simulated.csv`` (one row per data set and method), "
+    "``simulated_ber.png`` (BER boxplots per cell, like Figure 1) and ``timing.csv`` "
+    "(seconds per fit by cell and method, with the paper's published times).",
+    methods_text='(``"svm"``, ``"vb"``, ``"gibbs"``)',
+    returns="pandas.DataFrame\n    The rows of ``simulated.csv``: ``n, d, replicate, method, ber, "
+    "seconds, alpha,\n    single_class, converged, warnings``.",
+)
 
 
 def timing_table(results: pd.DataFrame) -> pd.DataFrame:
