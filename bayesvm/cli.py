@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import os
 import sys
 import warnings
@@ -33,15 +32,8 @@ from pathlib import Path
 import pandas as pd
 
 import bayesvm
-from bayesvm.bench import run_bench
-from bayesvm.bench_gpsvm import run_gpsvm_bench
-from bayesvm.bench_kernel import run_kernel_bench
-from bayesvm.bench_missing import run_missing_bench
-from bayesvm.bench_peers import plot_scaling, run_peer_bench
-from bayesvm.bench_sparse import run_model_search_bench
-from bayesvm.bench_targets import run_target_bench
-from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import ResumeMismatchError
+from bayesvm.case_studies.study import OptionNotTakenError
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
@@ -52,7 +44,9 @@ from bayesvm.system_info import format_info
 __all__ = ["main", "CASE_STUDIES"]
 
 # ``bayesvm reproduce NAME`` runs ``run(out_dir=..., quick=..., workers=..., [methods=...,
-# n_datasets=..., benchmarks=..., scheduler=..., resume=True, seed=...])`` of these modules.
+# n_datasets=..., benchmarks=..., scheduler=..., resume=True, seed=...])`` of these modules:
+# every study takes these options (:class:`bayesvm.case_studies.study.Study`) and refuses one
+# it has no use for with :class:`~bayesvm.case_studies.study.OptionNotTakenError`.
 CASE_STUDIES = {
     "simulated": "bayesvm.case_studies.simulated",
     "toenail": "bayesvm.case_studies.toenail",
@@ -63,11 +57,17 @@ CASE_STUDIES = {
     "gpsvm": "bayesvm.case_studies.gpsvm",
 }
 
-# ``bayesvm bench --model NAME`` of benchmarks that print several tables: ``run(methods=...,
-# seed=..., quick=...)`` returning named tables, and its default methods.
-TABLE_BENCHES = {
-    "kernel": (run_kernel_bench, ["gibbs", "vb", "nuts"]),
-    "gpsvm": (run_gpsvm_bench, ["vb", "gibbs", "nuts"]),
+# ``bayesvm bench --model NAME`` runs ``run(options) -> tables`` of these modules
+# (:class:`bayesvm.bench.BenchOptions`) and prints the tables; ``--plot`` saves ``figure(tables)``
+# of a module that has one.
+BENCH_MODELS = {
+    "penalized": "bayesvm.bench.penalized",
+    "peers": "bayesvm.bench.peers",
+    "targets": "bayesvm.bench.targets",
+    "spikeslab": "bayesvm.bench.spikeslab",
+    "missing": "bayesvm.bench.missing",
+    "kernel": "bayesvm.bench.kernel",
+    "gpsvm": "bayesvm.bench.gpsvm",
 }
 
 # ``run()`` keyword -> command-line flag, where they differ.
@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=["penalized", "peers", "targets", "spikeslab", "missing", "kernel", "gpsvm"],
+        choices=list(BENCH_MODELS),
         default="penalized",
         help="penalized: every backend on simulated data (default); peers: our methods beside "
         "LIBLINEAR, LIBSVM, nutpie and scikit-learn's ARD and logistic regressions against n "
@@ -407,74 +407,39 @@ def _compare(args) -> None:
 
 
 def _bench(args) -> None:
-    if args.plot is not None and args.model != "peers":
-        raise CommandError("--plot is for --model peers")
-    if args.model in TABLE_BENCHES:
-        _bench_tables(args)
-        return
-    if args.model == "peers":
-        _bench_peers(args)
-        return
-    try:
-        if args.model == "targets":
-            table = run_target_bench(seed=args.seed, quick=args.quick)
-        elif args.model == "missing":
-            table = run_missing_bench(
-                methods=args.methods or ["vb", "gibbs", "nuts"], seed=args.seed, quick=args.quick
-            )
-        elif args.model == "spikeslab":
-            table = run_model_search_bench(
-                methods=args.methods or ["gibbs", "rj", "nuts"],
-                prior=args.prior.replace("-", "_"),
-                rows=args.rows,
-                seed=args.seed,
-                quick=args.quick,
-            )
-        else:
-            table = run_bench(
-                sizes=args.sizes or [(200, 10)],
-                methods=args.methods or ["vb", "gibbs", "nuts"],
-                repeats=args.repeats,
-                seed=args.seed,
-                quick=args.quick,
-                threads=args.threads,
-            )
-    except ValueError as error:
-        raise CommandError(error) from error
-    print(markdown_table(table))
-
-
-def _bench_tables(args) -> None:
-    """Print each table of a benchmark of several tables (:data:`TABLE_BENCHES`) under its
-    name.
+    """Run the benchmark ``--model`` (:data:`BENCH_MODELS`): print its tables, a single one
+    without its name, and save its figure to ``--plot``.
     """
-    run, methods = TABLE_BENCHES[args.model]
-    try:
-        tables = run(methods=args.methods or methods, seed=args.seed, quick=args.quick)
-    except ValueError as error:
-        raise CommandError(error) from error
-    _print_tables(tables)
+    # The benchmarks stand on the case studies: imported when they run, not with the CLI.
+    from bayesvm.bench import BenchOptions
+    from bayesvm.case_studies.reporting import markdown_table
 
-
-def _bench_peers(args) -> None:
-    """Time our methods beside their peers; print the timings and slopes, draw the plot."""
+    benchmark = importlib.import_module(BENCH_MODELS[args.model])
     if args.plot is not None:
+        if not hasattr(benchmark, "figure"):
+            raise CommandError("--plot is for --model peers")
         _prepare_output_file(args.plot, "--plot")
+    options = BenchOptions(
+        quick=args.quick,
+        seed=args.seed,
+        methods=args.methods,
+        sizes=args.sizes,
+        repeats=args.repeats,
+        threads=args.threads,
+        prior=args.prior.replace("-", "_"),
+        rows=args.rows,
+    )
     try:
-        tables = run_peer_bench(
-            sizes=args.sizes, methods=args.methods, seed=args.seed, quick=args.quick
-        )
+        tables = benchmark.run(options)
     except ValueError as error:
         raise CommandError(error) from error
-    _print_tables(tables)
+    if len(tables) == 1:
+        print(markdown_table(*tables.values()))
+    else:
+        print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
     if args.plot is not None:
-        save_figure(plot_scaling(**tables), args.plot, bbox_inches="tight")
+        save_figure(benchmark.figure(tables), args.plot, bbox_inches="tight")
         print(f"\nwrote {args.plot}")
-
-
-def _print_tables(tables: dict) -> None:
-    """Print each table under its name."""
-    print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
 
 
 def _reproduce(args) -> None:
@@ -495,13 +460,6 @@ def _reproduce(args) -> None:
         "seed": args.seed,
     }
     options = {key: value for key, value in options.items() if value is not None}
-    parameters = inspect.signature(case_study.run).parameters.values()
-    accepted = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD}
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    unsupported = [key for key in options if key not in accepted and not takes_any]
-    if unsupported:
-        flags = ", ".join("--" + OPTION_FLAGS.get(key, key) for key in unsupported)
-        raise CommandError(f"reproduce {args.name} takes no {flags}")
     unknown = sorted(set(args.methods) - set(case_study.METHODS)) if args.methods else []
     if unknown:
         choices = ", ".join(case_study.METHODS)
@@ -514,6 +472,9 @@ def _reproduce(args) -> None:
         )
     try:
         case_study.run(out_dir=out_dir, quick=args.quick, workers=args.workers, **options)
+    except OptionNotTakenError as error:
+        flags = ", ".join("--" + OPTION_FLAGS.get(name, name) for name in error.options)
+        raise CommandError(f"reproduce {args.name} takes no {flags}") from error
     except ResumeMismatchError as error:
         raise CommandError(error) from error
     except FolderInUseError as error:

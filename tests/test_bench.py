@@ -2,10 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesvm.bench import run_bench
-from bayesvm.bench_gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
-from bayesvm.bench_kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
-from bayesvm.bench_peers import (
+from bayesvm.bench.gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
+from bayesvm.bench.kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
+from bayesvm.bench.peers import (
     PEER_SIZES,
     PEERS,
     SIZE_LIMITS,
@@ -15,6 +14,7 @@ from bayesvm.bench_peers import (
     plot_scaling,
     run_peer_bench,
 )
+from bayesvm.bench.penalized import run_bench
 
 
 def test_bench_times_each_method_at_each_thread_count():

@@ -5,8 +5,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from bayesvm import bench_targets
-from bayesvm.bench_targets import GOALS, Goal, import_seconds, run_target_bench
+from bayesvm.bench import targets as bench_targets
+from bayesvm.bench.targets import GOALS, Goal, import_seconds, run_target_bench
 
 LABELS = [
     "penalized VB / LIBLINEAR seconds, 2,000 x 10",

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesvm import bench_targets, cli
+from bayesvm import cli
+from bayesvm.bench import targets as bench_targets
 from bayesvm.case_studies import simulated
 from bayesvm.case_studies.runner import ResumeMismatchError, locks_out_dir
 from bayesvm.files import LOCK_FILE_NAME, FolderInUseError

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import bayesvm
-from bayesvm.bench_peers import PeerData
+from bayesvm.bench.peers import PeerData
+from bayesvm.bench.reference_vb_logit import vb_logit_fit
 from bayesvm.models import LogisticRegression
-from bayesvm.reference_vb_logit import vb_logit_fit
 
 from conftest import simulate_logistic
 

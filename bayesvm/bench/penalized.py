@@ -4,7 +4,7 @@ The data are those of Luts-Ormerod (2014) section 4.2: ``beta ~ N(0, 1)``, ``u ~
 ``d_i ~ N(0, I_d)`` and ``y_i = 2 Bernoulli(expit(beta + d_i^T u)) - 1``. Each method fits
 :meth:`~bayesvm.models.MixedSVM.penalized` (the penalty inferred, section 3.1); a method that
 cannot (EM, which needs a fixed penalty) fits :class:`~bayesvm.models.LinearSVM` with
-``alpha = 0.5`` instead. ``bayesvm bench`` prints :func:`run_bench`'s table.
+``alpha = 0.5`` instead. ``bayesvm bench`` prints :func:`run_bench`'s table (:func:`run`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 
 from bayesvm import registry
-from bayesvm.bench_backends import measure_fit
+from bayesvm.bench.options import BenchOptions, Tables
+from bayesvm.bench.timing import measure_fit
 from bayesvm.case_studies.simulated import simulate_dataset
 from bayesvm.exceptions import IdentifiabilityWarning
 from bayesvm.models import LinearSVM, MixedSVM
 
-__all__ = ["run_bench", "svm_model_for", "SETTINGS", "QUICK_SETTINGS", "FIXED_ALPHA"]
+__all__ = ["run", "run_bench", "svm_model_for", "SETTINGS", "QUICK_SETTINGS", "FIXED_ALPHA"]
 
 # Luts-Ormerod section 4.2 (Gibbs: 5000 burn-in + 5000 kept, one chain) and NUTS at PyMC's
 # usual 1000 + 1000, one chain on one core so that both are timed per chain.
@@ -111,6 +112,11 @@ def run_bench(
     for column, ratio in [("seconds", "time_ratio_nuts"), ("ess_per_s", "ess_per_s_ratio_nuts")]:
         table[ratio] = table[column].to_numpy() / nuts[column].reindex(size).to_numpy()
     return table
+
+
+def run(options: BenchOptions) -> Tables:
+    """``timings``: :func:`run_bench` with the ``options`` given."""
+    return {"timings": run_bench(**options.keywords("sizes", "methods", "repeats", "threads"))}
 
 
 def svm_model_for(D, y, method: str):

@@ -8,7 +8,7 @@ the paper) and PyMC's NUTS (1000 + 1000, one chain, the 1246 missing cells as fr
 Besides seconds, the table gives the samplers' smallest bulk effective sample size over
 ``beta``, ``u``, ``sigma2_u`` and ``mu_x`` per second, and the ratios to NUTS and to the paper's
 times per split (VB 1028.18 s, MCMC 1718.98 s; NUTS is set beside the paper's MCMC).
-``bayesvm bench --model missing`` prints :func:`run_missing_bench`'s table.
+``bayesvm bench --model missing`` prints :func:`run_missing_bench`'s table (:func:`run`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pandas as pd
 
 from bayesvm import registry
 from bayesvm._arviz import arviz as az
+from bayesvm.bench.options import BenchOptions, Tables
 from bayesvm.case_studies.cardiac import (
     FEATURES,
     PAPER_PROTOCOL,
@@ -34,7 +35,7 @@ from bayesvm.data import load_cardiac
 from bayesvm.exceptions import ConvergenceWarning
 from bayesvm.models import MissingDataSVM
 
-__all__ = ["run_missing_bench", "MISSING_SETTINGS", "QUICK_MISSING_SETTINGS", "SUMMARISED"]
+__all__ = ["run", "run_missing_bench", "MISSING_SETTINGS", "QUICK_MISSING_SETTINGS", "SUMMARISED"]
 
 MISSING_SETTINGS = {
     "vb": {},
@@ -87,6 +88,11 @@ def run_missing_bench(
         nuts = table.set_index("method").loc["nuts", "ess_per_s"]
         table["ess_per_s_ratio_nuts"] = table["ess_per_s"] / nuts
     return table
+
+
+def run(options: BenchOptions) -> Tables:
+    """``timings``: :func:`run_missing_bench` with the ``options`` given."""
+    return {"timings": run_missing_bench(**options.keywords("methods"))}
 
 
 def _time(model, method: str, options: dict, seed: int) -> dict:

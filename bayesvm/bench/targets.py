@@ -10,26 +10,26 @@
   toenail data (:meth:`~bayesvm.models.MixedSVM.random_intercept`, section 4.3's model,
   :func:`bayesvm.case_studies.toenail.full_data_model`, NUTS non-centred); above 1. Both run
   one chain: Gibbs Luts-Ormerod's 5000 + 5000 sweeps, NUTS PyMC's usual 1000 + 1000
-  (:data:`bayesvm.bench.SETTINGS`).
+  (:data:`bayesvm.bench.penalized.SETTINGS`).
 * ``logit_vs_script``: seconds of Drugowitsch's VB logistic regression
   (:class:`~bayesvm.models.LogisticRegression`, default settings) over the numpy port of his
-  ``vb_logit_fit.m`` (:mod:`bayesvm.reference_vb_logit`) at ``N = 2000`` and ``D = 100``
-  and ``1000``; at most 1. Our VB starts from two values of ``E(alpha)`` (its prior mean,
-  the script's only one, and 1) and goes on from the better after a few iterations
-  (:func:`bayesvm.drivers.run_ascent_from`); its ``n_iter`` counts the run that goes on.
-  The script stops as soon as its bound falls, which it takes for round-off near the
+  ``vb_logit_fit.m`` (:mod:`bayesvm.bench.reference_vb_logit`) at ``N = 2000`` and
+  ``D = 100`` and ``1000``; at most 1. Our VB starts from two values of ``E(alpha)`` (its
+  prior mean, the script's only one, and 1) and goes on from the better after a few
+  iterations (:func:`bayesvm.drivers.run_ascent_from`); its ``n_iter`` counts the run that
+  goes on. The script stops as soon as its bound falls, which it takes for round-off near the
   optimum, and its first bound is compared with a starting value that is not a bound (see
-  ``check_start`` of :func:`~bayesvm.reference_vb_logit.vb_logit_fit`): at ``D = 1000`` on
-  these data it stops after one iteration, far from its optimum. The ratio is therefore
-  taken against the script with that first test off, which runs to its optimum; the
-  ``detail`` column gives the published script's time and iterations too.
+  ``check_start`` of :func:`~bayesvm.bench.reference_vb_logit.vb_logit_fit`): at
+  ``D = 1000`` on these data it stops after one iteration, far from its optimum. The ratio is
+  therefore taken against the script with that first test off, which runs to its optimum;
+  the ``detail`` column gives the published script's time and iterations too.
 * ``import``: seconds of ``import bayesvm`` in a fresh interpreter, the median of 5; below
   0.5.
 
-The simulated data are :class:`~bayesvm.bench_peers.PeerData`'s and their fits
-:func:`~bayesvm.bench_peers.time_peer`'s, as in ``bayesvm bench --model peers``. ``quick``
-runs the same code at small sizes, with short chains and one import. ``bayesvm bench
---model targets`` prints the table.
+The simulated data are :class:`~bayesvm.bench.peers.PeerData`'s and their fits
+:func:`~bayesvm.bench.peers.time_peer`'s, as in ``bayesvm bench --model peers``.
+``quick`` runs the same code at small sizes, with short chains and one import. ``bayesvm
+bench --model targets`` prints the table (:func:`run`).
 """
 
 from __future__ import annotations
@@ -43,12 +43,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesvm.bench import QUICK_SETTINGS, SETTINGS
-from bayesvm.bench_backends import load_average, measure_fit
-from bayesvm.bench_peers import UNCHECKED_SCRIPT, PeerData, missing_package, time_peer
+from bayesvm.bench.options import BenchOptions, Tables
+from bayesvm.bench.peers import UNCHECKED_SCRIPT, PeerData, missing_package, time_peer
+from bayesvm.bench.penalized import QUICK_SETTINGS, SETTINGS
+from bayesvm.bench.timing import load_average, measure_fit
 from bayesvm.case_studies.toenail import full_data_model
 
-__all__ = ["run_target_bench", "import_seconds", "Goal", "GOALS", "RUNS", "QUICK_RUNS"]
+__all__ = ["run", "run_target_bench", "import_seconds", "Goal", "GOALS", "RUNS", "QUICK_RUNS"]
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,11 @@ def run_target_bench(seed: int = 0, quick: bool = False) -> pd.DataFrame:
         "fresh interpreters: " + ", ".join(f"{value:.3f}" for value in seconds) + " s",
     )
     return pd.DataFrame(rows)
+
+
+def run(options: BenchOptions) -> Tables:
+    """``targets``: :func:`run_target_bench` with the ``options`` given."""
+    return {"targets": run_target_bench(**options.keywords())}
 
 
 def import_seconds(repeats: int = 5) -> list[float]:

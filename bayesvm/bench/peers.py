@@ -8,28 +8,29 @@ prune). The methods, in :data:`PEERS`' groups:
 
 * linear SVM: VB, Gibbs and ECME of :meth:`~bayesvm.models.MixedSVM.penalized` and EM of
   :class:`~bayesvm.models.LinearSVM` (``alpha = 0.5``; EM needs a fixed penalty), as
-  ``bayesvm bench`` fits them (:func:`bayesvm.bench.svm_model_for`), beside LIBLINEAR
-  (``sklearn.svm.LinearSVC(C=1)``, scikit-learn's defaults otherwise: squared hinge loss,
-  the primal or dual problem chosen by the data's shape) and LIBSVM
+  ``bayesvm bench`` fits them (:func:`bayesvm.bench.penalized.svm_model_for`), beside
+  LIBLINEAR (``sklearn.svm.LinearSVC(C=1)``, scikit-learn's defaults otherwise: squared hinge
+  loss, the primal or dual problem chosen by the data's shape) and LIBSVM
   (``sklearn.svm.SVC(kernel="linear", C=1)``);
 * NUTS: PyMC's NUTS and nutpie's (``sampler="nutpie"``) on the penalized SVM;
 * linear regression with ARD: Drugowitsch's VB (:class:`~bayesvm.models.LinearRegression`
   with ``ard=True``) beside ``sklearn.linear_model.ARDRegression``;
 * logistic regression: Drugowitsch's VB (:class:`~bayesvm.models.LogisticRegression`) beside
   ``sklearn.linear_model.LogisticRegression`` and the numpy port of his ``vb_logit_fit.m``
-  (:mod:`bayesvm.reference_vb_logit`), as published and with its start unchecked (it then
-  runs to its optimum where the published script stops after one iteration).
+  (:mod:`bayesvm.bench.reference_vb_logit`), as published and with its start unchecked (it
+  then runs to its optimum where the published script stops after one iteration).
 
 Drugowitsch's models and his script get a column of ones for the bias, as his examples do;
 scikit-learn fits its intercept itself. The samplers run Luts-Ormerod's Gibbs settings and
-PyMC's usual NUTS settings (:data:`bayesvm.bench.SETTINGS`), one chain. A peer from outside
-bayesvm runs with the BLAS threads :func:`bayesvm.fit` would give our model of the same
-data (:func:`bayesvm.linalg.automatic_threads`), so that all are timed alike.
+PyMC's usual NUTS settings (:data:`bayesvm.bench.penalized.SETTINGS`), one chain. A peer from
+outside bayesvm runs with the BLAS threads :func:`bayesvm.fit` would give our model of the
+same data (:func:`bayesvm.linalg.automatic_threads`), so that all are timed alike.
 
 A method is timed up to its size limit (:data:`SIZE_LIMITS`), where its time would explode;
 above it, and where an optional package is missing, its row has no time and a note says why.
 :func:`fit_slopes` fits ``seconds ~ n^a`` per method and ``d``; :func:`plot_scaling` draws the
-timings. ``bayesvm bench --model peers [--plot FILE]`` prints both tables.
+timings. ``bayesvm bench --model peers [--plot FILE]`` prints both tables (:func:`run`) and
+draws them (:func:`figure`).
 """
 
 from __future__ import annotations
@@ -50,14 +51,17 @@ from sklearn.linear_model import ARDRegression
 from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
 from sklearn.svm import SVC, LinearSVC
 
-from bayesvm.bench import QUICK_SETTINGS, SETTINGS, svm_model_for
-from bayesvm.bench_backends import load_average, measure_fit, power_law_exponent
+from bayesvm.bench.options import BenchOptions, Tables
+from bayesvm.bench.penalized import QUICK_SETTINGS, SETTINGS, svm_model_for
+from bayesvm.bench.reference_vb_logit import vb_logit_fit
+from bayesvm.bench.timing import load_average, measure_fit, power_law_exponent
 from bayesvm.case_studies.simulated import simulate_dataset
 from bayesvm.linalg import blas_threads_for
 from bayesvm.models import LinearRegression, LogisticRegression
-from bayesvm.reference_vb_logit import vb_logit_fit
 
 __all__ = [
+    "run",
+    "figure",
     "run_peer_bench",
     "time_peer",
     "missing_package",
@@ -209,7 +213,8 @@ def _external(fit: Callable[[PeerData, int], object], counterpart: str):
 
 
 #: The port of ``vb_logit_fit.m`` run to its optimum: its stopping rule applies from the
-#: second iteration on (``check_start=False`` of :func:`~bayesvm.reference_vb_logit.vb_logit_fit`).
+#: second iteration on (``check_start=False`` of
+#: :func:`~bayesvm.bench.reference_vb_logit.vb_logit_fit`).
 UNCHECKED_SCRIPT = "vb_logit_fit.m, start unchecked"
 
 #: Every timed method, by name (module docstring).
@@ -292,7 +297,7 @@ def run_peer_bench(
     seed : int
         Seeds the data and the fits.
     quick : bool
-        Short chains (:data:`bayesvm.bench.QUICK_SETTINGS`) and small sizes.
+        Short chains (:data:`bayesvm.bench.penalized.QUICK_SETTINGS`) and small sizes.
     limits : mapping of str to SizeLimit, optional
         Size limits replacing those of :data:`SIZE_LIMITS` for these methods.
 
@@ -347,10 +352,20 @@ def run_peer_bench(
     return {"timings": timings, "slopes": fit_slopes(timings)}
 
 
+def run(options: BenchOptions) -> Tables:
+    """:func:`run_peer_bench` with the ``options`` given: ``timings`` and ``slopes``."""
+    return run_peer_bench(**options.keywords("sizes", "methods"))
+
+
+def figure(tables: Tables) -> Figure:
+    """:func:`plot_scaling` of :func:`run`'s tables."""
+    return plot_scaling(tables["timings"], tables["slopes"])
+
+
 def fit_slopes(timings: pd.DataFrame) -> pd.DataFrame:
     """The exponent ``a`` of ``seconds ~ n^a`` per method and ``n_features``, by least squares
-    on the log-log points of the timed sizes (:func:`~bayesvm.bench_backends.
-    power_law_exponent`).
+    on the log-log points of the timed sizes
+    (:func:`~bayesvm.bench.timing.power_law_exponent`).
 
     Returns
     -------

@@ -23,7 +23,7 @@ kernel width). Three measurements, each a table of :func:`run_kernel_bench`:
   ratios to NUTS's, as the other benchmarks report.
 
 Every row reports the machine's 1-minute load average (:func:`os.getloadavg`) when it was
-measured. ``bayesvm bench --model kernel`` prints the tables.
+measured. ``bayesvm bench --model kernel`` prints the tables (:func:`run`).
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ import numpy as np
 import pandas as pd
 
 from bayesvm._arviz import arviz as az
-from bayesvm.bench_backends import backend_table, load_average, power_law_exponent, timed_fit
+from bayesvm.bench.options import BenchOptions, Tables
+from bayesvm.bench.timing import backend_table, load_average, power_law_exponent, timed_fit
 from bayesvm.linalg import blas_threads_for
 from bayesvm.models import KernelGKM
 from bayesvm.samplers.gibbs import make_gibbs_kernel
 
 __all__ = [
+    "run",
     "run_kernel_bench",
     "time_paper_run",
     "time_sweeps",
@@ -291,3 +293,8 @@ def run_kernel_bench(
         "exponent": fit_exponents(per_sweep),
         "bgkm": compare_bgkm(methods, n=30 if quick else BGKM_N, seed=seed, quick=quick),
     }
+
+
+def run(options: BenchOptions) -> Tables:
+    """:func:`run_kernel_bench` with the ``options`` given."""
+    return run_kernel_bench(**options.keywords("methods"))

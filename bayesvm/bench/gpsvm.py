@@ -19,7 +19,7 @@ lengthscale^2)``. Three measurements, each a table of :func:`run_gpsvm_bench`:
   PyMC's NUTS, with the smallest bulk ESS of ``f`` per second and ratios to NUTS's.
 
 Every row reports the machine's 1-minute load average (:func:`os.getloadavg`) when it was
-measured. ``bayesvm bench --model gpsvm`` prints the tables.
+measured. ``bayesvm bench --model gpsvm`` prints the tables (:func:`run`).
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from bayesvm.bench_backends import backend_table, load_average, timed_fit
+from bayesvm.bench.options import BenchOptions, Tables
+from bayesvm.bench.timing import backend_table, load_average, timed_fit
 from bayesvm.data import load_benchmark
 from bayesvm.models import GPSVM
 
 __all__ = [
+    "run",
     "run_gpsvm_bench",
     "time_waveform",
     "time_throughput",
@@ -356,3 +358,8 @@ def run_gpsvm_bench(
         ),
         "full_gp": compare_full_gp(methods, n=30 if quick else FULL_GP_N, seed=seed, quick=quick),
     }
+
+
+def run(options: BenchOptions) -> Tables:
+    """:func:`run_gpsvm_bench` with the ``options`` given."""
+    return run_gpsvm_bench(**options.keywords("methods"))

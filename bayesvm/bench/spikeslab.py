@@ -7,7 +7,8 @@ sweep) and PyMC (NUTS for the continuous variables, binary Gibbs-Metropolis for 
 What mixes slowly in a model search is the model itself, so besides iterations per second the
 table reports the effective sample size per second of the model size ``n_active`` and the
 smallest over the inclusion indicators ``gamma_k`` that are neither always 0 nor always 1.
-``bayesvm bench --model spikeslab`` prints :func:`run_model_search_bench`'s table.
+``bayesvm bench --model spikeslab`` prints :func:`run_model_search_bench`'s table
+(:func:`run`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ import pandas as pd
 
 from bayesvm import registry
 from bayesvm._arviz import arviz as az
+from bayesvm.bench.options import BenchOptions, Tables
 from bayesvm.data import load_spam
 from bayesvm.exceptions import ConvergenceWarning, IdentifiabilityWarning
 from bayesvm.models import SpikeSlabSVM
 
-__all__ = ["run_model_search_bench", "spam_arrays", "SEARCH_SETTINGS", "QUICK_SEARCH_SETTINGS"]
+__all__ = [
+    "run",
+    "run_model_search_bench",
+    "spam_arrays",
+    "SEARCH_SETTINGS",
+    "QUICK_SEARCH_SETTINGS",
+]
 
 # One chain each; NUTS at PyMC's usual 1000 + 1000 on one core.
 SEARCH_SETTINGS = {
@@ -109,6 +117,11 @@ def run_model_search_bench(
         for column in ("iter_per_s", "ess_n_active_per_s", "ess_gamma_per_s"):
             table[f"{column}_ratio_{reference}"] = table[column] / base[column]
     return table
+
+
+def run(options: BenchOptions) -> Tables:
+    """``timings``: :func:`run_model_search_bench` with the ``options`` given."""
+    return {"timings": run_model_search_bench(**options.keywords("methods", "prior", "rows"))}
 
 
 def _time_search(model, method: str, options: dict, seed: int) -> dict:
