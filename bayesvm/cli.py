@@ -216,7 +216,9 @@ def _parser() -> argparse.ArgumentParser:
         "(spikeslab), "
         "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gpsvm: the full GP's)",
     )
-    bench.add_argument("--repeats", type=_positive_int, help="fits per method and size (default 3)")
+    bench.add_argument(
+        "--repeats", type=_positive_int, help="fits per method and size (default 5; 1 with --quick)"
+    )
     bench.add_argument("--seed", type=_non_negative_int, default=0)
     bench.add_argument(
         "--threads",
