@@ -28,6 +28,7 @@ from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
 from bayesvm.system_info import info
+from bayesvm.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from bayesvm.estimator import BayesianSVC
@@ -51,7 +52,6 @@ __all__ = [
     "NumericalBreakdownError",
     "info",
 ]
-__version__ = "0.2.0"
 
 # Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
 # defines each is imported on the name's first use (PEP 562).

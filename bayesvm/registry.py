@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesvm import exceptions
+import bayesvm.exceptions as exceptions
 from bayesvm.exceptions import warn_user
 from bayesvm.linalg import available_memory, blas_threads_for
 from bayesvm.results import add_posterior_predictive

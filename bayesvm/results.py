@@ -383,10 +383,10 @@ class Fit:
 
         The file is the InferenceData (with method, runtime and the bayesvm version in its
         attributes), readable by ``arviz.from_netcdf``, plus the groups ``model`` and
-        ``traces`` of :mod:`bayesvm.persistence`. It is written whole or not at all: an
+        ``traces`` of :mod:`bayesvm.fit_file`. It is written whole or not at all: an
         interrupted write leaves the old file at ``path`` as it was.
         """
-        from bayesvm.persistence import save
+        from bayesvm.fit_file import save
 
         self.idata.attrs["runtime_s"] = self.runtime_s
         return save(self, path)

@@ -35,13 +35,13 @@ def info() -> dict:
     import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so that threadpoolctl sees it)
     from threadpoolctl import threadpool_info
 
-    import bayesvm
     from bayesvm._blas import pytensor_blas
     from bayesvm.linalg import usable_cores
+    from bayesvm.version import __version__
 
     blas = pytensor_blas()
     return {
-        "bayesvm": bayesvm.__version__,
+        "bayesvm": __version__,
         "python": f"{platform.python_version()} ({platform.system()} {platform.machine()})",
         "packages": {name: version for name in PACKAGES if (version := _version(name))},
         "c_compiler": pytensor.config.cxx or None,

@@ -23,7 +23,7 @@ from bayesvm.models import (
     MissingDataSVM,
     MixedSVM,
 )
-from bayesvm.persistence import FORMAT_VERSION, model_from_dataset, model_to_dataset
+from bayesvm.fit_file import FORMAT_VERSION, model_from_dataset, model_to_dataset
 
 from conftest import simulate_logistic
 
