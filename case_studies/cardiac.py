@@ -60,20 +60,14 @@ from bayesvm.case_studies.reporting import (
     default_svm_description,
     markdown_table,
     paper_timing_table,
-    run_description,
-    single_class_counts,
-    single_class_note,
-    unconverged_note,
+    present_labels,
+    split_ber_table,
+    split_notes,
 )
-from bayesvm.case_studies.runner import (
-    locks_out_dir,
-    run_tasks,
-    split_study,
-    task_seed,
-    trust_notes,
-)
+from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes
+from bayesvm.case_studies.study import Study, StudyRun
 from bayesvm.data import load_cardiac
-from bayesvm.files import save_figure, write_text
+from bayesvm.files import save_figure
 from bayesvm.models import MissingDataSVM
 
 __all__ = [
@@ -91,6 +85,7 @@ __all__ = [
     "training_rows",
     "split_rows",
     "paired_table",
+    "STUDY",
     "run",
 ]
 
@@ -335,99 +330,43 @@ def paired_table(results: pd.DataFrame, labels: dict[str, str], reference: str) 
     return pd.DataFrame(rows)
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    methods=METHODS,
-    n_datasets: int | None = None,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-) -> pd.DataFrame:
-    """Run the section 4.5 experiment and write its results to ``out_dir``.
+STUDY = Study(
+    "cardiac",
+    METHODS,
+    PAPER_PROTOCOL,
+    QUICK_PROTOCOL,
+    DEFAULT_SEED,
+    n_datasets_field="n_splits",
+    n_datasets_text="Number of splits",
+)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives ``cardiac.csv`` (one row per split and method),
-        ``cardiac.settings.json`` (what its rows depend on, checked by ``resume``),
-        ``cardiac_ber.png`` (BER boxplots, like Figure 4) and ``report.md``.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes fitting splits in parallel (1: in this process).
-    scheduler : str or dask.distributed.Client, optional
-        Fit the splits on this Dask cluster instead (see
-        :func:`~bayesvm.case_studies.runner.run_tasks`).
-    resume : bool
-        Keep the splits already in ``cardiac.csv`` (from an interrupted run) and fit only the
-        others. Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before
-        fitting anything if that run had other settings (``quick``, ``methods``,
-        ``n_datasets``, ``seed``).
-    methods : sequence of str
-        Methods to compare, a subset of :data:`METHODS` (default: all).
-    n_datasets : int, optional
-        Number of splits; default that of the protocol (100, or 2 when ``quick``).
-    seed : int
-        Every split and fit is seeded from ``seed`` and the split's number: same seed, same
-        results, whatever ``workers`` or ``scheduler``.
-    progressbar : bool
-        Show a progress bar over splits.
 
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of ``cardiac.csv``: ``split, method, ber, seconds, n_train, single_class,
-        converged, warnings``.
-    """
-    study = split_study(
-        "cardiac",
-        split_rows,
-        methods=methods,
-        allowed=METHODS,
-        paper=PAPER_PROTOCOL,
-        quick_protocol=QUICK_PROTOCOL,
-        quick=quick,
-        n_datasets=n_datasets,
-        seed=seed,
-        out_dir=out_dir,
+def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:
+    protocol = run.protocol
+    tasks = split_tasks(
+        split_rows, protocol.n_splits, seed=run.seed, methods=run.methods, protocol=protocol
     )
-    protocol, out_dir = study.protocol, study.out_dir
-    start = time.perf_counter()
-    results = run_tasks(
-        study.tasks,
-        csv_path=out_dir / "cardiac.csv",
-        settings=study.settings,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        description="cardiac splits",
-        progressbar=progressbar,
-    )
-    wall_s = time.perf_counter() - start
-    save_figure(_plot_ber(results), out_dir / "cardiac_ber.png", dpi=120)
-    report = _report(
-        results,
-        protocol,
-        quick=quick,
-        seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
-    )
-    write_text(out_dir / "report.md", report)
-    return results
+    results = run.run_tasks(tasks, "cardiac.csv", "cardiac splits")
+    run_line = run.run_line()
+    save_figure(_plot_ber(results), run.out_dir / "cardiac_ber.png", dpi=120)
+    return results, _report(results, protocol, quick=run.quick, seed=run.seed, run_line=run_line)
 
 
-def _labels(results: pd.DataFrame) -> dict[str, str]:
-    present = set(results["method"])
-    return {method: METHOD_LABELS[method] for method in METHODS if method in present}
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the section 4.5 experiment and write its results to ``out_dir``.",
+    outputs="Receives ``cardiac.csv`` (one row per split and method) and ``cardiac_ber.png`` "
+    "(BER boxplots, like Figure 4).",
+    returns="pandas.DataFrame\n    The rows of ``cardiac.csv``: ``split, method, ber, seconds, "
+    "n_train, single_class,\n    converged, warnings``.",
+)
 
 
 def _plot_ber(results: pd.DataFrame) -> Figure:
-    labels = {method: textwrap.fill(label, 16) for method, label in _labels(results).items()}
+    labels = {
+        method: textwrap.fill(label, 16)
+        for method, label in present_labels(results, METHOD_LABELS).items()
+    }
     figure = Figure(figsize=(1.5 + 1.5 * len(labels), 4.2))
     ax = figure.subplots()
     ber_boxplot(ax, results, labels)
@@ -439,16 +378,9 @@ def _plot_ber(results: pd.DataFrame) -> Figure:
 
 
 def _report(results: pd.DataFrame, protocol: Protocol, *, quick, seed, run_line) -> str:
-    labels = _labels(results)
+    labels = present_labels(results, METHOD_LABELS)
     by_method = results.groupby("method")
-    ber = by_method["ber"].agg(splits="size", mean="mean", median="median", sd="std")
-    ber["training rows"] = by_method["n_train"].mean()
-    ber["single-class splits"] = single_class_counts(results, ["method"])
-    ber_table = ber.reindex(list(labels)).rename(index=labels).rename_axis("method")
-    notes = [
-        single_class_note(results, labels, "splits"),
-        unconverged_note(results, labels, "splits"),
-    ]
+    ber_table = split_ber_table(results, labels, {"training rows": by_method["n_train"].mean()})
     paired = []
     if "svm" in labels and len(labels) > 1:
         paired = [
@@ -466,8 +398,8 @@ def _report(results: pd.DataFrame, protocol: Protocol, *, quick, seed, run_line)
                 _protocol_text(protocol, quick=quick, seed=seed),
                 run_line,
                 "## Balanced error rate on the test parts",
-                markdown_table(ber_table.reset_index()),
-                *filter(None, notes),
+                markdown_table(ber_table),
+                *split_notes(results, labels),
                 *paired,
                 "## Mean seconds per split",
                 "Each method's fit on a training part (default SVMs: imputation, tuning on both "

@@ -47,18 +47,11 @@ from sklearn.svm import SVC
 
 import bayesvm
 from bayesvm.case_studies import kernel_figures
-from bayesvm.case_studies.reporting import markdown_table, run_description, unconverged_note
-from bayesvm.case_studies.runner import (
-    Task,
-    check_resume_settings,
-    locks_out_dir,
-    run_tasks,
-    split_study,
-    task_seed,
-    trust_notes,
-)
+from bayesvm.case_studies.reporting import markdown_table, unconverged_note
+from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes
+from bayesvm.case_studies.study import Study, StudyRun, keyed_task
 from bayesvm.data import BENCHMARKS, load_benchmark
-from bayesvm.files import save_figure, write_text
+from bayesvm.files import save_figure
 from bayesvm.models import KernelGKM
 from bayesvm.models.kernel_gkm import mean_distance
 
@@ -87,6 +80,7 @@ __all__ = [
     "sampler_table",
     "kmax_table",
     "timing_table",
+    "STUDY",
     "run",
 ]
 
@@ -549,150 +543,83 @@ def timing_table(results: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    methods=METHODS,
-    n_datasets: int | None = None,
+STUDY = Study(
+    "kernel",
+    METHODS,
+    PAPER_PROTOCOL,
+    QUICK_PROTOCOL,
+    DEFAULT_SEED,
+    n_datasets_field="n_splits",
+    n_datasets_text="Partitions of each data set",
     benchmarks=DATASETS,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-) -> pd.DataFrame:
-    """Run the section 4 experiments on the Rätsch benchmarks and write them to ``out_dir``.
+)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives ``kernel.csv`` (one row per data set, partition and
-        method of the comparison; see :func:`split_rows`), ``kernel_trace.csv`` and
-        ``kernel_trace.png`` (Figure 1), ``kernel_kmax.csv`` (Table 4), each with its
-        ``.settings.json``, and ``report.md``; the files of an experiment not run are not
-        written.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes fitting in parallel (1: in this process).
-    scheduler : str or dask.distributed.Client, optional
-        Fit on this Dask cluster instead (see :func:`~bayesvm.case_studies.runner.run_tasks`).
-    resume : bool
-        Keep the fits already in the CSVs (an interrupted run) and fit only the others;
-        raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting if
-        that run had other settings.
-    methods : sequence of str
-        A subset of :data:`METHODS` (default: all): the methods of the comparison, ``"trace"``
-        (Figure 1) and ``"kmax"`` (Table 4).
-    n_datasets : int, optional
-        Partitions of each data set; default that of the protocol (20, or 2 when ``quick``).
-    benchmarks : sequence of str
-        Data sets of the comparison and of Figure 1, a subset of :data:`DATASETS` (default:
-        all three).
-    seed : int
-        Every partition and fit is seeded from ``seed``: same seed, same results, whatever
-        ``workers`` or ``scheduler``.
-    progressbar : bool
-        Show progress bars over the fits.
 
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of ``kernel.csv`` (empty when no method of the comparison is run).
-    """
-    benchmarks = tuple(benchmarks)
-    if not benchmarks or not set(benchmarks) <= set(DATASETS):
-        raise ValueError(f"benchmarks must be a non-empty subset of {DATASETS}; got {benchmarks}")
-    study = split_study(
-        "kernel",
-        split_rows,
-        methods=methods,
-        allowed=METHODS,
-        paper=PAPER_PROTOCOL,
-        quick_protocol=QUICK_PROTOCOL,
-        quick=quick,
-        n_datasets=n_datasets,
-        seed=seed,
-        out_dir=out_dir,
-        datasets=benchmarks,
-    )
-    methods, protocol, out_dir = study.methods, study.protocol, study.out_dir
-    options = {
-        "workers": workers,
-        "scheduler": scheduler,
-        "resume": resume,
-        "progressbar": progressbar,
-    }
+def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:
+    methods, protocol, seed, benchmarks = run.methods, run.protocol, run.seed, run.benchmarks
     compared = any(method in COMPARED for method in methods)
     csv_paths = {
         "kernel.csv": compared,
         "kernel_trace.csv": "trace" in methods,
         "kernel_kmax.csv": "kmax" in methods,
     }
-    if resume:  # refuse before fitting anything, not after the first experiment
-        for name, runs in csv_paths.items():
-            if runs and (out_dir / name).exists() and (out_dir / name).stat().st_size:
-                check_resume_settings(out_dir / name, study.settings)
-    start = time.perf_counter()
+    run.check_resume(*(name for name, runs in csv_paths.items() if runs))
     results = pd.DataFrame(columns=["dataset", "split", "method", "error", "seconds"])
     if compared:
-        results = run_tasks(
-            study.tasks,
-            csv_path=out_dir / "kernel.csv",
-            settings=study.settings,
-            description="kernel partitions",
-            **options,
+        tasks = split_tasks(
+            split_rows,
+            protocol.n_splits,
+            datasets=benchmarks,
+            seed=seed,
+            methods=methods,
+            protocol=protocol,
         )
+        results = run.run_tasks(tasks, "kernel.csv", "kernel partitions")
     traces = kmax = None
     if "trace" in methods:
-        traces = run_tasks(
-            [
-                _task({"dataset": name}, trace_rows, seed=seed, protocol=protocol)
-                for name in benchmarks
-            ],
-            csv_path=out_dir / "kernel_trace.csv",
-            settings=study.settings,
-            description="kernel traces",
-            **options,
-        )
+        tasks = [
+            keyed_task({"dataset": name}, trace_rows, seed=seed, protocol=protocol)
+            for name in benchmarks
+        ]
+        traces = run.run_tasks(tasks, "kernel_trace.csv", "kernel traces")
         save_figure(
             kernel_figures.trace_figure(traces, protocol.k_max),
-            out_dir / "kernel_trace.png",
+            run.out_dir / "kernel_trace.png",
             dpi=120,
             bbox_inches="tight",
         )
     if "kmax" in methods:
-        kmax = run_tasks(
-            [
-                _task({"k_max": k_max, "split": split}, kmax_rows, seed=seed, protocol=protocol)
-                for k_max in protocol.kmax_values
-                for split in range(protocol.n_splits)
-            ],
-            csv_path=out_dir / "kernel_kmax.csv",
-            settings=study.settings,
-            description="kernel k_max",
-            **options,
-        )
-    wall_s = time.perf_counter() - start
+        tasks = [
+            keyed_task({"k_max": k_max, "split": split}, kmax_rows, seed=seed, protocol=protocol)
+            for k_max in protocol.kmax_values
+            for split in range(protocol.n_splits)
+        ]
+        kmax = run.run_tasks(tasks, "kernel_kmax.csv", "kernel k_max")
     report = _report(
         results,
         traces,
         kmax,
         protocol,
         benchmarks,
-        quick=quick,
+        quick=run.quick,
         seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
+        run_line=run.run_line(),
     )
-    write_text(out_dir / "report.md", report)
-    return results
+    return results, report
 
 
-def _task(key: dict, function, **kwargs) -> Task:
-    """A task keyed by ``key``, whose items are also passed to ``function``."""
-    return Task(key=key, function=function, kwargs={**key, **kwargs})
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the section 4 experiments on the Rätsch benchmarks and write them to ``out_dir``.",
+    outputs="Receives ``kernel.csv`` (one row per data set, partition and method of the "
+    "comparison; see :func:`split_rows`), ``kernel_trace.csv`` and ``kernel_trace.png`` "
+    "(Figure 1) and ``kernel_kmax.csv`` (Table 4); the files of an experiment not run are not "
+    "written.",
+    methods_text='(the methods of the comparison, ``"trace"`` for Figure 1 and ``"kmax"`` for '
+    "Table 4)",
+    returns="pandas.DataFrame\n    The rows of ``kernel.csv`` (empty when no method of the "
+    "comparison is run).",
+)
 
 
 def _report(results, traces, kmax, protocol, benchmarks, *, quick, seed, run_line) -> str:

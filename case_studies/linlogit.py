@@ -32,35 +32,33 @@ Figures 1-6 and a markdown report.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression as MaximumLikelihoodLogit
 
 import bayesvm
 from bayesvm._arviz import arviz as az
+from bayesvm.case_studies.linlogit_baselines import (
+    MAXIMUM_LIKELIHOOD,
+    LeastSquares,
+    LogisticMaximumLikelihood,
+)
 from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
 from bayesvm.case_studies.metrics import predicts_single_class
-from bayesvm.case_studies.reporting import markdown_table, run_description
+from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import (
-    check_methods,
     check_resume_settings,
-    locks_out_dir,
-    study_settings,
+    run_tasks,
     task_seed,
     write_settings,
 )
-from bayesvm.files import save_figure, write_csv, write_text
-from bayesvm.linalg import cholesky_lower, cholesky_solve
+from bayesvm.case_studies.study import Study, StudyRun, keyed_task
+from bayesvm.files import save_figure, write_csv
 from bayesvm.models import LinearRegression, LogisticRegression
 
 __all__ = [
@@ -70,7 +68,11 @@ __all__ = [
     "Protocol",
     "PAPER_PROTOCOL",
     "QUICK_PROTOCOL",
+    "LeastSquares",
+    "LogisticMaximumLikelihood",
     "run_example",
+    "example_rows",
+    "STUDY",
     "run",
 ]
 
@@ -151,96 +153,6 @@ class _Recorder:
             name: pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
             for name, frames in self.frames.items()
         }
-
-
-# ------------------------------------------- maximum likelihood, shaped like the fits it meets
-
-
-@dataclass(frozen=True)
-class LeastSquares:
-    """Maximum likelihood for the linear model; t intervals when ``X`` has full column rank."""
-
-    w: np.ndarray
-    covariance: np.ndarray | None  # of w: s^2 (X^T X)^-1; None when rank deficient
-    noise_variance: float
-    dof: int
-
-    @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray) -> LeastSquares:
-        """Least squares (the minimum-norm solution when ``X`` is rank deficient)."""
-        w, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
-        N, D = X.shape
-        if rank < D or N <= D:
-            return cls(w, None, np.nan, 0)
-        noise_variance = float(np.sum((y - X @ w) ** 2) / (N - D))
-        covariance = noise_variance * cholesky_solve(cholesky_lower(X.T @ X), np.eye(D))
-        return cls(w, covariance, noise_variance, N - D)
-
-    def _interval(self, centre: np.ndarray, variance, prob: float):
-        if self.covariance is None:
-            return np.full_like(centre, np.nan), np.full_like(centre, np.nan)
-        half = stats.t.ppf((1 + prob) / 2, self.dof) * np.sqrt(variance)
-        return centre - half, centre + half
-
-    def coefficient_intervals(self, prob: float):
-        """Estimate and t interval of each coefficient."""
-        variance = np.diag(self.covariance) if self.covariance is not None else None
-        return self.w, *self._interval(self.w, variance, prob)
-
-    def predict(self, X_new: np.ndarray) -> np.ndarray:
-        return X_new @ self.w
-
-    def predictive_interval(self, X_new: np.ndarray, prob: float, seed=None):
-        """T prediction interval of new outputs."""
-        if self.covariance is None:
-            return self._interval(self.predict(X_new), None, prob)
-        spread = self.noise_variance + np.sum((X_new @ self.covariance) * X_new, axis=1)
-        return self._interval(self.predict(X_new), spread, prob)
-
-
-@dataclass(frozen=True)
-class LogisticMaximumLikelihood:
-    """Unpenalised logistic regression (scikit-learn's Newton solver, ``C = inf``) with Wald
-    intervals. On separable data no maximum exists: the weights grow until ``MAX_ITER``
-    and ``converged`` is False.
-    """
-
-    MAX_ITER = 200
-
-    w: np.ndarray
-    sd: np.ndarray  # NaN where the information matrix is singular
-    converged: bool
-
-    @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray) -> LogisticMaximumLikelihood:
-        estimator = MaximumLikelihoodLogit(
-            C=np.inf,
-            fit_intercept=False,
-            solver="newton-cholesky",
-            tol=1e-10,
-            max_iter=cls.MAX_ITER,
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # reported as converged=False
-            w = estimator.fit(X, y).coef_[0]
-        p = expit(X @ w)
-        information = X.T @ ((p * (1 - p))[:, None] * X)
-        try:
-            sd = np.sqrt(np.diag(cholesky_solve(cholesky_lower(information), np.eye(w.size))))
-        except np.linalg.LinAlgError:
-            sd = np.full(w.size, np.nan)
-        return cls(w, sd, bool(estimator.n_iter_[0] < cls.MAX_ITER))
-
-    def coefficient_intervals(self, prob: float):
-        half = stats.norm.ppf((1 + prob) / 2) * self.sd
-        return self.w, self.w - half, self.w + half
-
-    def predict_proba(self, X_new: np.ndarray) -> np.ndarray:
-        p_plus = expit(X_new @ self.w)
-        return np.column_stack([1 - p_plus, p_plus])
-
-
-MAXIMUM_LIKELIHOOD = (LeastSquares, LogisticMaximumLikelihood)
 
 
 def n_coefficients(fit) -> int:
@@ -625,105 +537,65 @@ PAPER_SCORES = pd.DataFrame(
 )
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    resume: bool = False,
-    methods=METHODS,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-    protocol: Protocol | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Run the seven examples and write tables, Figures 1-6 and ``report.md`` to ``out_dir``.
+STUDY = Study("linlogit", METHODS, PAPER_PROTOCOL, QUICK_PROTOCOL, DEFAULT_SEED, distributed=False)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives ``examples/<example>/<table>.csv`` as each example
-        finishes (and, first, ``examples.settings.json``: what they depend on, checked by
-        ``resume``), ``linlogit_<table>.csv`` (all examples), the figures of
-        :func:`~bayesvm.case_studies.linlogit_figures.linlogit_figures` and ``report.md``.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (smaller high-dimensional examples, short chains, NUTS only
-        up to 100 coefficients) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes running examples in parallel.
-    resume : bool
-        Keep the examples already written under ``examples/`` and run only the others.
-        Raises :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before running
-        anything if they were written with other settings (``quick``, ``methods``, ``seed``,
-        ``protocol``). Without it the examples of an earlier run are deleted first.
-    methods : sequence of {"vb", "gibbs", "nuts", "ml"}
-        Families of methods to run (model selection needs "vb").
-    seed : int
-        Every example is seeded from ``seed`` and its position alone: same seed, same
-        results, whatever ``workers``.
-    progressbar : bool
-        Print a line as each example finishes.
-    protocol : Protocol, optional
-        Sizes and sampler lengths, overriding ``quick`` (e.g. ``replace(PAPER_PROTOCOL,
-        nuts_max_features=100)`` for the paper's sizes without the hours NUTS needs at
-        D = 1000).
 
-    Returns
-    -------
-    dict of pandas.DataFrame
-        The tables of :data:`TABLES`, all examples together.
+def example_rows(*, example: str, out_dir: str, methods, protocol: Protocol, seed: int):
+    """The task of one example: :func:`run_example`, its tables written to
+    ``out_dir/examples/<example>/`` as it finishes; one row, its ``seconds``.
     """
-    methods = check_methods(methods, METHODS)
-    if protocol is None:
-        protocol = QUICK_PROTOCOL if quick else PAPER_PROTOCOL
-    out_dir = Path(out_dir)
-    example_dir = out_dir / "examples"
-    settings = study_settings(
-        "linlogit", methods=methods, quick=quick, seed=seed, protocol=protocol
-    )
-    done = {}
-    if resume:
-        loaded = {example: _load_example(example_dir / example) for example in EXAMPLES}
-        done = {example: tables for example, tables in loaded.items() if tables}
-        if done:
-            check_resume_settings(example_dir, settings)
+    start = time.perf_counter()
+    tables = run_example(example, methods=methods, protocol=protocol, seed=seed)
+    _save_example(tables, Path(out_dir) / "examples" / example)
+    return [{"seconds": time.perf_counter() - start}]
+
+
+def _execute(run: StudyRun) -> tuple[dict[str, pd.DataFrame], str]:
+    example_dir = run.out_dir / "examples"
+    if run.resume:
+        finished = [example for example in EXAMPLES if _load_example(example_dir / example)]
+        if finished:
+            check_resume_settings(example_dir, run.settings)
     else:
+        finished = []
         for example in EXAMPLES:
             _delete_example(example_dir / example)
-    write_settings(example_dir, settings)
-    start = time.perf_counter()
-    todo = [example for example in EXAMPLES if example not in done]
-    options = {"methods": methods, "protocol": protocol, "seed": seed}
-    for example, tables in _finished_examples(todo, options, workers):
-        done[example] = tables
-        _save_example(tables, example_dir / example)
-        if progressbar:
-            print(f"linlogit: example {example} done ({time.perf_counter() - start:.0f} s)")
+    write_settings(example_dir, run.settings)
+    options = {"methods": run.methods, "protocol": run.protocol, "seed": run.seed}
+    tasks = [
+        keyed_task({"example": example}, example_rows, out_dir=str(run.out_dir), **options)
+        for example in EXAMPLES
+        if example not in finished
+    ]
+    run_tasks(
+        tasks, workers=run.workers, description="linlogit examples", progressbar=run.progressbar
+    )
+    examples = [_load_example(example_dir / example) for example in EXAMPLES]
     tables = {
-        name: pd.concat([done[example][name] for example in EXAMPLES], ignore_index=True)
-        for name in TABLES
+        name: pd.concat([tables[name] for tables in examples], ignore_index=True) for name in TABLES
     }
     for name, table in tables.items():
-        write_csv(table, out_dir / f"linlogit_{name}.csv", index=False)
+        write_csv(table, run.out_dir / f"linlogit_{name}.csv", index=False)
     for file_name, figure in linlogit_figures(tables).items():
-        save_figure(figure, out_dir / file_name, dpi=120, bbox_inches="tight")
-    run_line = run_description(workers=workers, scheduler=None, wall_s=time.perf_counter() - start)
-    write_text(
-        out_dir / "report.md", _report(tables, protocol, quick=quick, seed=seed, run_line=run_line)
+        save_figure(figure, run.out_dir / file_name, dpi=120, bbox_inches="tight")
+    return tables, _report(
+        tables, run.protocol, quick=run.quick, seed=run.seed, run_line=run.run_line()
     )
-    return tables
 
 
-def _finished_examples(todo, options: dict, workers: int):
-    """Yield ``(example, tables)`` as each example finishes, in ``workers`` processes."""
-    if workers == 1:
-        for example in todo:
-            yield example, run_example(example, **options)
-        return
-    with ProcessPoolExecutor(workers) as executor:
-        futures = {executor.submit(run_example, example, **options): example for example in todo}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the seven examples and write tables, Figures 1-6 and ``report.md`` to "
+    "``out_dir``.",
+    outputs="Receives ``examples/<example>/<table>.csv`` as each example finishes (its "
+    "settings in ``examples.settings.json``; ``resume`` keeps the examples written there, and "
+    "a run without it deletes them first), ``linlogit_<table>.csv`` (all examples) and the "
+    "figures of :func:`~bayesvm.case_studies.linlogit_figures.linlogit_figures`.",
+    scheduler_text="Not taken by this study: its examples write their tables into "
+    "``out_dir`` as they finish, so they run on this machine.",
+    methods_text='(families of methods; model selection needs ``"vb"``)',
+    returns="dict of pandas.DataFrame\n    The tables of ``TABLES``, all examples together.",
+)
 
 
 def _save_example(tables: dict[str, pd.DataFrame], folder: Path) -> None:

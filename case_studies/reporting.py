@@ -24,6 +24,9 @@ __all__ = [
     "single_class_counts",
     "single_class_note",
     "unconverged_note",
+    "present_labels",
+    "split_ber_table",
+    "split_notes",
 ]
 
 #: Where Luts-Ormerod (2014) timed their experiments (section 4).
@@ -182,6 +185,39 @@ def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str
         "effective sample size or divergences; the `warnings` column of the CSV says which): "
         "treat its numbers there with care.",
     )
+
+
+def present_labels(results: pd.DataFrame, labels: Mapping[str, str]) -> dict[str, str]:
+    """The items of ``labels`` (display names by method, in order) whose method has rows in
+    ``results``.
+    """
+    present = set(results["method"])
+    return {method: label for method, label in labels.items() if method in present}
+
+
+def split_ber_table(
+    results: pd.DataFrame, labels: Mapping[str, str], columns: Mapping[str, pd.Series] = {}
+) -> pd.DataFrame:
+    """Balanced error rate over the splits by method (in the order of ``labels``): ``method``,
+    ``splits``, ``mean``, ``median``, ``sd``, the ``columns`` given (each a Series by method)
+    and ``single-class splits`` (:func:`single_class_counts`).
+    """
+    ber = results.groupby("method")["ber"].agg(
+        splits="size", mean="mean", median="median", sd="std"
+    )
+    for name, values in columns.items():
+        ber[name] = values
+    ber["single-class splits"] = single_class_counts(results, ["method"])
+    return ber.reindex(list(labels)).rename(index=labels).rename_axis("method").reset_index()
+
+
+def split_notes(results: pd.DataFrame, labels: Mapping[str, str]) -> list[str]:
+    """:func:`single_class_note` and :func:`unconverged_note` over splits, those not empty."""
+    notes = [
+        single_class_note(results, labels, "splits"),
+        unconverged_note(results, labels, "splits"),
+    ]
+    return [note for note in notes if note]
 
 
 def _note_per_method(flags: pd.Series, results, labels: Mapping[str, str], sentence: str) -> str:

@@ -44,7 +44,6 @@ point of ``bayesvm reproduce spam``; the figures are drawn by
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,22 +60,14 @@ from bayesvm.case_studies.reporting import (
     default_svm_description,
     markdown_table,
     paper_timing_table,
-    run_description,
-    single_class_counts,
-    single_class_note,
-    unconverged_note,
+    present_labels,
+    split_ber_table,
+    split_notes,
 )
-from bayesvm.case_studies.runner import (
-    check_resume_settings,
-    locks_out_dir,
-    run_tasks,
-    split_study,
-    task_seed,
-    trust_notes,
-    write_settings,
-)
+from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes, write_settings
+from bayesvm.case_studies.study import Study, StudyRun
 from bayesvm.data import load_spam
-from bayesvm.files import save_figure, write_csv, write_text
+from bayesvm.files import save_figure, write_csv
 from bayesvm.models import LinearSVM, MixedSVM, SpikeSlabSVM
 
 __all__ = [
@@ -101,6 +92,7 @@ __all__ = [
     "path_variables",
     "lasso_path",
     "split_rows",
+    "STUDY",
     "run",
 ]
 
@@ -622,98 +614,36 @@ def _full_data_results(protocol: Protocol, seed: int, progressbar: bool):
     return pd.DataFrame(inclusion_rows), pd.DataFrame(fit_rows), path, figures
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    methods=METHODS,
-    n_datasets: int | None = None,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-) -> pd.DataFrame:
-    """Run the spam experiments and write their results to ``out_dir``.
+STUDY = Study(
+    "spam",
+    METHODS,
+    PAPER_PROTOCOL,
+    QUICK_PROTOCOL,
+    DEFAULT_SEED,
+    n_datasets_field="n_splits",
+    n_datasets_text="Number of splits",
+)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives the held-out comparison: ``spam.csv`` (one row per split
-        and method), ``spam.settings.json`` (what its rows depend on, checked by ``resume``)
-        and ``spam_ber.png`` (BER boxplots); the full-data fits: ``spam_inclusion.csv``
-        (inclusion probabilities by fit and feature), ``spam_fits.csv`` (one row per
-        spike-and-slab fit: time, iterations, checks) with ``spam_fits.settings.json``,
-        ``spam_lasso_path.csv`` (the lasso modes by ECME and over the grid of ``nu``) and the
-        figures ``spam_inclusion_laplace_zero.png`` (Luts-Ormerod Figure 3),
-        ``spam_lasso_path.png``, ``spam_inclusion_gaussian_slab.png`` and
-        ``spam_sample_paths.png`` (Polson-Scott Figures 1, 3 and 4); and ``report.md``.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes fitting splits in parallel (1: in this process).
-    scheduler : str or dask.distributed.Client, optional
-        Fit the splits on this Dask cluster instead (see
-        :func:`~bayesvm.case_studies.runner.run_tasks`); the full-data fits run here.
-    resume : bool
-        Keep the splits already in ``spam.csv`` (from an interrupted run) and fit only the
-        others; keep the full-data results too if all of them were written. Raises
-        :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting anything if
-        that run had other settings (``quick``, ``methods``, ``n_datasets``, ``seed``).
-    methods : sequence of {"svm", "sparse_vb", "sparse_gibbs", "ridge_vb", "lasso_ecme"}
-        Methods of the held-out comparison (default: all).
-    n_datasets : int, optional
-        Number of splits; default that of the protocol (20, or 2 when ``quick``).
-    seed : int
-        Every split and fit is seeded from ``seed``: same seed, same results, whatever
-        ``workers`` or ``scheduler``.
-    progressbar : bool
-        Show progress bars over splits and over the full-data chains.
 
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of ``spam.csv``: ``split, method, ber, seconds, n_selected, single_class,
-        converged, warnings``.
-    """
-    study = split_study(
-        "spam",
-        split_rows,
-        methods=methods,
-        allowed=METHODS,
-        paper=PAPER_PROTOCOL,
-        quick_protocol=QUICK_PROTOCOL,
-        quick=quick,
-        n_datasets=n_datasets,
-        seed=seed,
-        out_dir=out_dir,
-    )
-    protocol, out_dir, settings = study.protocol, study.out_dir, study.settings
-    start = time.perf_counter()
-    keep_full_data = resume and all((out_dir / name).exists() for name in FULL_DATA_FILES)
+def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:
+    protocol, out_dir, seed = run.protocol, run.out_dir, run.seed
+    keep_full_data = run.resume and all((out_dir / name).exists() for name in FULL_DATA_FILES)
     if keep_full_data:
-        check_resume_settings(out_dir / "spam_fits.csv", settings)
-    results = run_tasks(
-        study.tasks,
-        csv_path=out_dir / "spam.csv",
-        settings=settings,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        description="spam splits",
-        progressbar=progressbar,
+        run.check_resume("spam_fits.csv")
+    tasks = split_tasks(
+        split_rows, protocol.n_splits, seed=seed, methods=run.methods, protocol=protocol
     )
+    results = run.run_tasks(tasks, "spam.csv", "spam splits")
     if not keep_full_data:
-        inclusion, fits, path, figures = _full_data_results(protocol, seed, progressbar)
+        inclusion, fits, path, figures = _full_data_results(protocol, seed, run.progressbar)
         write_csv(inclusion, out_dir / "spam_inclusion.csv", index=False)
         write_csv(fits, out_dir / "spam_fits.csv", index=False)
-        write_settings(out_dir / "spam_fits.csv", settings)
+        write_settings(out_dir / "spam_fits.csv", run.settings)
         write_csv(path, out_dir / "spam_lasso_path.csv", index=False)
         for name, figure in figures.items():
             save_figure(figure, out_dir / name, dpi=120, bbox_inches="tight")
-    wall_s = time.perf_counter() - start
-    labels = _labels(results)
+    run_line = run.run_line()
+    labels = present_labels(results, METHOD_LABELS)
     save_figure(spam_figures.ber_figure(results, labels), out_dir / "spam_ber.png", dpi=120)
     report = _report(
         results,
@@ -721,21 +651,32 @@ def run(
         pd.read_csv(out_dir / "spam_fits.csv"),
         pd.read_csv(out_dir / "spam_lasso_path.csv"),
         protocol,
-        quick=quick,
+        quick=run.quick,
         seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
+        run_line=run_line,
     )
-    write_text(out_dir / "report.md", report)
-    return results
+    return results, report
 
 
-def _labels(results: pd.DataFrame) -> dict[str, str]:
-    present = set(results["method"])
-    return {method: METHOD_LABELS[method] for method in METHODS if method in present}
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the spam experiments and write their results to ``out_dir``.",
+    outputs="Receives the held-out comparison: ``spam.csv`` (one row per split and method) "
+    "and ``spam_ber.png`` (BER boxplots); the full-data fits (here also with a scheduler; kept "
+    "by ``resume`` if all of them were written): ``spam_inclusion.csv`` (inclusion "
+    "probabilities by fit and feature), ``spam_fits.csv`` (one row per spike-and-slab fit: "
+    "time, iterations, checks), ``spam_lasso_path.csv`` (the lasso modes by ECME and over the "
+    "grid of ``nu``) and the figures ``spam_inclusion_laplace_zero.png`` (Luts-Ormerod Figure "
+    "3), ``spam_lasso_path.png``, ``spam_inclusion_gaussian_slab.png`` and "
+    "``spam_sample_paths.png`` (Polson-Scott Figures 1, 3 and 4).",
+    methods_text="of the held-out comparison",
+    returns="pandas.DataFrame\n    The rows of ``spam.csv``: ``split, method, ber, seconds, "
+    "n_selected, single_class,\n    converged, warnings``.",
+)
 
 
 def _report(results, inclusion, fits, path, protocol, *, quick, seed, run_line) -> str:
-    labels = _labels(results)
+    labels = present_labels(results, METHOD_LABELS)
     fit_labels = dict(zip(fits["fit"], fits["label"], strict=True))
     probabilities = inclusion.pivot(index="feature", columns="fit", values="inclusion_probability")
     probabilities = probabilities.loc[inclusion["feature"].unique(), list(fit_labels)]
@@ -743,10 +684,7 @@ def _report(results, inclusion, fits, path, protocol, *, quick, seed, run_line) 
     laplace = list(fits.loc[fits["prior"] == "laplace_zero", "label"])
     slabs = list(fits.loc[fits["prior"] == "gaussian_slab", "label"])
     by_method = results.groupby("method")
-    ber = by_method["ber"].agg(splits="size", mean="mean", median="median", sd="std")
-    ber["features used (mean)"] = by_method["n_selected"].mean()
-    ber["single-class splits"] = single_class_counts(results, ["method"])
-    ber_table = ber.reindex(list(labels)).rename(index=labels).rename_axis("method")
+    features = {"features used (mean)": by_method["n_selected"].mean()}
     seconds = by_method["seconds"].mean().reindex(list(labels)).rename(index=labels)
     fit_seconds = fits.set_index("fit")["seconds"]
     timing = paper_timing_table(
@@ -792,14 +730,8 @@ def _report(results, inclusion, fits, path, protocol, *, quick, seed, run_line) 
                 "![Lasso path](spam_lasso_path.png)",
                 "![Sample paths](spam_sample_paths.png)",
                 "## Held out: balanced error rate on the test quarters",
-                markdown_table(ber_table.reset_index()),
-                *filter(
-                    None,
-                    [
-                        single_class_note(results, labels, "splits"),
-                        unconverged_note(results, labels, "splits"),
-                    ],
-                ),
+                markdown_table(split_ber_table(results, labels, features)),
+                *split_notes(results, labels),
                 "Mean seconds per split (default SVM: tuning included). With several workers "
                 "the fits share the machine, so a fit can take longer than it would alone.",
                 markdown_table(seconds.rename("mean s").rename_axis("method").reset_index()),

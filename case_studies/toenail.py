@@ -35,7 +35,6 @@ the entry point of ``bayesvm reproduce toenail``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,21 +51,15 @@ from bayesvm.case_studies.reporting import (
     default_svm_description,
     markdown_table,
     paper_timing_table,
-    run_description,
-    single_class_counts,
-    single_class_note,
-    unconverged_note,
+    present_labels,
+    split_ber_table,
+    split_notes,
 )
-from bayesvm.case_studies.runner import (
-    locks_out_dir,
-    run_tasks,
-    split_study,
-    task_seed,
-    trust_notes,
-)
+from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes
+from bayesvm.case_studies.study import Study, StudyRun
 from bayesvm.compare import compare, plot_compare
 from bayesvm.data import load_toenail
-from bayesvm.files import save_figure, write_csv, write_text
+from bayesvm.files import save_figure, write_csv
 from bayesvm.models import MixedSVM
 
 __all__ = [
@@ -88,6 +81,7 @@ __all__ = [
     "fit_random_intercept",
     "split_rows",
     "full_data_fits",
+    "STUDY",
     "run",
 ]
 
@@ -311,109 +305,59 @@ def fit_random_intercept(
     return fitted, start_seconds + fitted.runtime_s
 
 
-@locks_out_dir
-def run(
-    out_dir,
-    *,
-    quick: bool = False,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    methods=DEFAULT_METHODS,
-    n_datasets: int | None = None,
-    seed: int = DEFAULT_SEED,
-    progressbar: bool = True,
-) -> pd.DataFrame:
-    """Run the section 4.3 experiment and write its results to ``out_dir``.
+STUDY = Study(
+    "toenail",
+    METHODS,
+    PAPER_PROTOCOL,
+    QUICK_PROTOCOL,
+    DEFAULT_SEED,
+    default_methods=DEFAULT_METHODS,
+    n_datasets_field="n_splits",
+    n_datasets_text="Number of splits",
+)
 
-    Parameters
-    ----------
-    out_dir : path-like
-        Created if needed. Receives ``toenail.csv`` (one row per split and method) and
-        ``toenail.settings.json`` (what its rows depend on, checked by ``resume``),
-        ``toenail_ber.png`` (BER boxplots, like Figure 2), ``toenail_forest.png`` and
-        ``toenail_forest.csv`` (VB, Gibbs and NUTS fitted to the full data: forest plot and
-        summary of ``beta`` and ``sigma2_u``) and ``report.md``.
-    quick : bool
-        Run :data:`QUICK_PROTOCOL` (a CI smoke test) instead of :data:`PAPER_PROTOCOL`.
-    workers : int
-        Local processes fitting splits in parallel (1: in this process).
-    scheduler : str or dask.distributed.Client, optional
-        Fit the splits on this Dask cluster instead (see
-        :func:`~bayesvm.case_studies.runner.run_tasks`); the full-data fits run here.
-    resume : bool
-        Keep the splits already in ``toenail.csv`` (from an interrupted run) and fit only the
-        others; keep the full-data forest plot and summary too if both were written. Raises
-        :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting anything if
-        that run had other settings (``quick``, ``methods``, ``n_datasets``, ``seed``).
-    methods : sequence of {"svm", "vb", "gibbs", "nuts"}
-        Methods to compare on the splits (default: the paper's three).
-    n_datasets : int, optional
-        Number of splits; default that of the protocol (100, or 3 when ``quick``).
-    seed : int
-        Every split and fit is seeded from ``seed`` and the split's number: same seed, same
-        results, whatever ``workers`` or ``scheduler``.
-    progressbar : bool
-        Show a progress bar over splits.
 
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of ``toenail.csv``: ``split, method, ber, seconds, single_class, converged,
-        warnings``.
-    """
-    study = split_study(
-        "toenail",
-        split_rows,
-        methods=methods,
-        allowed=METHODS,
-        paper=PAPER_PROTOCOL,
-        quick_protocol=QUICK_PROTOCOL,
-        quick=quick,
-        n_datasets=n_datasets,
-        seed=seed,
-        out_dir=out_dir,
+def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:
+    protocol, out_dir = run.protocol, run.out_dir
+    tasks = split_tasks(
+        split_rows, protocol.n_splits, seed=run.seed, methods=run.methods, protocol=protocol
     )
-    protocol, out_dir = study.protocol, study.out_dir
-    start = time.perf_counter()
-    results = run_tasks(
-        study.tasks,
-        csv_path=out_dir / "toenail.csv",
-        settings=study.settings,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        description="toenail splits",
-        progressbar=progressbar,
-    )
+    results = run.run_tasks(tasks, "toenail.csv", "toenail splits")
     forest_files = out_dir / "toenail_forest.png", out_dir / "toenail_forest.csv"
-    if not (resume and all(path.exists() for path in forest_files)):
-        fits = full_data_fits(protocol, seed)
+    if not (run.resume and all(path.exists() for path in forest_files)):
+        fits = full_data_fits(protocol, run.seed)
         forest = compare(fits, var_names=FOREST_VAR_NAMES).reset_index()
         write_csv(forest, forest_files[1], index=False)
         figure = plot_compare(fits, var_names=FOREST_VAR_NAMES)
         save_figure(figure, forest_files[0], dpi=120, bbox_inches="tight")
-    wall_s = time.perf_counter() - start
+    run_line = run.run_line()
     save_figure(_plot_ber(results), out_dir / "toenail_ber.png", dpi=120)
     report = _report(
         results,
         pd.read_csv(forest_files[1]),
         protocol,
-        quick=quick,
-        seed=seed,
-        run_line=run_description(workers=workers, scheduler=scheduler, wall_s=wall_s),
+        quick=run.quick,
+        seed=run.seed,
+        run_line=run_line,
     )
-    write_text(out_dir / "report.md", report)
-    return results
+    return results, report
 
 
-def _labels(results: pd.DataFrame) -> dict[str, str]:
-    present = set(results["method"])
-    return {method: METHOD_LABELS[method] for method in METHODS if method in present}
+run = STUDY.entry_point(
+    _execute,
+    summary="Run the section 4.3 experiment and write its results to ``out_dir``.",
+    outputs="Receives ``toenail.csv`` (one row per split and method), ``toenail_ber.png`` "
+    "(BER boxplots, like Figure 2), ``toenail_forest.png`` and ``toenail_forest.csv`` (VB, "
+    "Gibbs and NUTS fitted to the full data, here also with a scheduler: forest plot and "
+    "summary of ``beta`` and ``sigma2_u``; kept by ``resume`` if both were written).",
+    methods_text='(``"svm"``, ``"vb"``, ``"gibbs"``, ``"nuts"``)',
+    returns="pandas.DataFrame\n    The rows of ``toenail.csv``: ``split, method, ber, seconds, "
+    "single_class, converged,\n    warnings``.",
+)
 
 
 def _plot_ber(results: pd.DataFrame) -> Figure:
-    labels = _labels(results)
+    labels = present_labels(results, METHOD_LABELS)
     figure = Figure(figsize=(1.5 + 1.3 * len(labels), 4.0))
     ax = figure.subplots()
     ber_boxplot(ax, results, labels)
@@ -424,16 +368,9 @@ def _plot_ber(results: pd.DataFrame) -> Figure:
 
 
 def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
-    labels = _labels(results)
-    by_method = results.groupby("method")
-    ber = by_method["ber"].agg(splits="size", mean="mean", median="median", sd="std")
-    ber["single-class splits"] = single_class_counts(results, ["method"])
-    ber_table = ber.reindex(list(labels)).rename(index=labels).rename_axis("method")
-    notes = [
-        single_class_note(results, labels, "splits"),
-        unconverged_note(results, labels, "splits"),
-    ]
-    timing = paper_timing_table(by_method["seconds"].mean(), PAPER_SECONDS, labels)
+    labels = present_labels(results, METHOD_LABELS)
+    seconds = results.groupby("method")["seconds"].mean()
+    timing = paper_timing_table(seconds, PAPER_SECONDS, labels)
     forest_table = forest[["parameter", "method", "mean", "sd", "hdi_lower", "hdi_upper"]]
     return (
         "\n\n".join(
@@ -442,8 +379,8 @@ def _report(results, forest, protocol, *, quick, seed, run_line) -> str:
                 _protocol_text(protocol, quick=quick, seed=seed),
                 run_line,
                 "## Balanced error rate on the test quarters",
-                markdown_table(ber_table.reset_index()),
-                *filter(None, notes),
+                markdown_table(split_ber_table(results, labels)),
+                *split_notes(results, labels),
                 "## Mean seconds per split",
                 "Each method's fit on a training part (default SVM: tuning on both grids and "
                 "the final fit) against the paper's means, measured on an "
