@@ -1,10 +1,11 @@
 """The two drivers every backend runs on (BlackJAX/NumPyro style: kernels are pure steps).
 
-* :func:`run_ascent` iterates a VB or EM ``step(state) -> (state, objective)``, records the
-  objective trace, stops when its increase falls below ``tol`` and raises if it decreases.
-* :func:`run_mcmc` runs chains of a Gibbs ``step(state, rng) -> state``, records draws after
-  ``tune`` warm-up iterations, shows progress, and keeps the draws made so far when
-  interrupted (Ctrl-C).
+* :func:`run_ascent` iterates a VB or EM ``step(state) -> (state, info)`` (``info`` the
+  objective, or holding it), records the objective trace and the steps' infos, stops when its
+  increase falls below ``tol`` and raises if it decreases.
+* :func:`run_mcmc` runs chains of a Gibbs ``step(state, rng) -> (state, info)``, records draws
+  and the steps' diagnostics ``info`` after ``tune`` warm-up iterations, shows progress, and
+  keeps the draws made so far when interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class BoundDecreasedError(RuntimeError):
 class AscentResult:
     """State and objective trace of a monotone iterative fit.
 
-    ``problems`` says, in words, why the fit has not converged (empty when it has).
+    ``problems`` says, in words, why the fit has not converged (empty when it has); ``infos``
+    holds each iteration's info of this run (not of the ``history`` it continues).
     """
 
     state: object
@@ -48,6 +50,7 @@ class AscentResult:
     converged: bool
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
+    infos: list = field(default_factory=list)
 
 
 def run_ascent(
@@ -60,6 +63,7 @@ def run_ascent(
     history: Sequence[float] = (),
     progressbar: bool = False,
     description: str = "ascent",
+    objective_of: Callable = float,
 ) -> AscentResult:
     """Iterate ``step`` until the objective increases by less than ``tol``.
 
@@ -67,7 +71,8 @@ def run_ascent(
     ----------
     state : initial state
     step : callable
-        ``step(state) -> (state, objective)``.
+        ``step(state) -> (state, info)``: the objective, or diagnostics holding it
+        (``objective_of``).
     tol : float
         Increase below which the fit has converged: absolute (Luts-Ormerod section 4: 1e-10),
         or relative to the objective's size when ``relative`` (Drugowitsch section 2.5:
@@ -82,14 +87,18 @@ def run_ascent(
         Show the iterations and the objective (:class:`Progress`: only after a second).
     description : str
         Label of the progress bar.
+    objective_of : callable
+        ``objective_of(info) -> float``: the objective in a step's info (default: the info is
+        the objective).
     """
     trace: list[float] = [float(value) for value in history]
+    infos: list = []
     converged = interrupted = False
     with Progress(progressbar, description, None) as progress:
         try:
             while len(trace) < max_iter:
-                state, objective = step(state)
-                objective = float(objective)
+                state, info = step(state)
+                objective = float(objective_of(info))
                 if not np.isfinite(objective):
                     raise NumericalBreakdownError(
                         f"objective is {objective} at iteration {len(trace)}"
@@ -100,6 +109,7 @@ def run_ascent(
                         f"{len(trace)}"
                     )
                 trace.append(objective)
+                infos.append(info)
                 progress.update(len(trace), f"objective {objective:.10g}")
                 scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
                 if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
@@ -119,7 +129,7 @@ def run_ascent(
             f"stopped at max_iter={max_iter} with the objective still rising by {rise:.3g} "
             f"per iteration (tol={tol:g}{', relative' if relative else ''}): raise max_iter"
         )
-    return AscentResult(state, np.asarray(trace), converged, problems, interrupted)
+    return AscentResult(state, np.asarray(trace), converged, problems, interrupted, infos)
 
 
 # Iterations every start of :func:`run_ascent_from` runs before the leader alone goes on.
@@ -205,7 +215,9 @@ def run_mcmc(
     init : callable
         ``init(rng) -> state``; each chain starts from its own random state.
     step : callable
-        ``step(state, rng) -> state``, one full sweep of the sampler.
+        ``step(state, rng) -> (state, info)``, one full sweep of the sampler; ``info``, a
+        dict, holds the sweep's diagnostics (e.g. ``accept_rate``), kept beside the recorded
+        variables (the fit's ``sample_stats``).
     record : callable
         ``record(state) -> dict[str, ndarray]``, the variables to keep.
     rng : numpy.random.Generator
@@ -228,13 +240,13 @@ def run_mcmc(
                 kept_draws = 0
                 for iteration in range(sweeps):
                     try:
-                        state = step(state, chain_rng)
+                        state, info = step(state, chain_rng)
                     except (np.linalg.LinAlgError, FloatingPointError) as error:
                         raise NumericalBreakdownError(
                             f"chain {chain} broke down at sweep {iteration + 1}: {error}"
                         ) from error
                     if iteration >= tune and (iteration - tune + 1) % thin == 0:
-                        for name, value in record(state).items():
+                        for name, value in {**record(state), **info}.items():
                             if name not in samples:
                                 shape = (chains, draws, *np.shape(value))
                                 samples[name] = np.empty(shape)

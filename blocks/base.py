@@ -35,7 +35,7 @@ __all__ = ["Block", "Stats", "DRIVERS", "block_drivers"]
 Stats = Mapping[str, object]
 """The statistics of every block visited so far, by block name."""
 
-#: Drivers a block may support (and "rj", which a block offering :meth:`Block.jump` names).
+#: Drivers a block may support (and "rj", which a block offering :meth:`Block.jump_step` names).
 DRIVERS = ("gibbs", "vb", "em")
 
 
@@ -103,11 +103,18 @@ class Block:
         return []
 
     # -- reversible jump --------------------------------------------------------------------
-    def jump(self, params, rng: np.random.Generator, moves: int | None = None):
-        """Statistics after ``moves`` trans-dimensional proposals and a draw given the result
-        (blocks with ``"rj"`` in :attr:`drivers`; the others are drawn by :meth:`sample`).
+    def jump_step(self, params, rng: np.random.Generator, moves: int | None = None):
+        """``(statistics, info)`` after ``moves`` trans-dimensional proposals and a draw given
+        the result (blocks with ``"rj"`` in :attr:`drivers`; the others are drawn by
+        :meth:`sample`). ``info`` holds the step's diagnostics by name (e.g. ``accept_rate``,
+        the accepted share of the proposals), which the sampler keeps in ``sample_stats``
+        beside :meth:`sample_stats`; they are not part of the statistics the other blocks read.
         """
         raise NotImplementedError
+
+    def jump(self, params, rng: np.random.Generator, moves: int | None = None):
+        """The statistics of :meth:`jump_step`, without its info."""
+        return self.jump_step(params, rng, moves)[0]
 
     # -- VB ---------------------------------------------------------------------------------
     def initial_stats(self, stats: Stats, start=None):
@@ -134,6 +141,35 @@ class Block:
     def bound_term(self, params, stats: Stats) -> float:
         """Expectation of the factors the block owns plus its entropy (0 if it owns none)."""
         return 0.0
+
+    # -- SVI --------------------------------------------------------------------------------
+    #: A global block whose ``q`` stochastic VI moves by natural-gradient steps
+    #: (:mod:`bayesvm.vb.svi`: :meth:`initial_natural`, :meth:`conditional_natural`,
+    #: :meth:`from_natural`); the others are set to their conditionals in closed form.
+    natural_gradient: bool = False
+
+    def initial_natural(self):
+        """Natural parameters of ``q`` before the first step (a :attr:`natural_gradient`
+        block).
+        """
+        raise NotImplementedError
+
+    def conditional_natural(self, stats: Stats):
+        """Natural parameters of the complete conditional given the other blocks' statistics
+        (``eta-hat``, on the rows the block sees, counted as the minibatch scales them): a
+        tuple of arrays, which the step averages with the current ones element by element.
+        """
+        raise NotImplementedError
+
+    def natural_mean(self, natural) -> np.ndarray:
+        """``q``'s mean from natural parameters (what stochastic VI's convergence check
+        compares between check periods).
+        """
+        raise NotImplementedError
+
+    def from_natural(self, natural):
+        """``q``'s parameters (as :meth:`conditional` gives them) from natural parameters."""
+        raise NotImplementedError
 
     def draw_q(self, params, rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
         """``size`` draws of the reported variables from ``q``."""
@@ -193,7 +229,7 @@ class Block:
 
 def block_drivers(blocks) -> list[str]:
     """The drivers every block supports, in the order of :data:`DRIVERS`; ``"rj"``,
-    reversible jump, where a block offers trans-dimensional moves (:meth:`Block.jump`) and
+    reversible jump, where a block offers trans-dimensional moves (:meth:`Block.jump_step`) and
     every block can be drawn by Gibbs; and ``"svi"``, stochastic VI, where every block says
     so (its global blocks offer natural parameters, its latent ones a minibatch ``scale``).
     """

@@ -120,6 +120,8 @@ class GPValues(GaussianCoefficients):
         return {f"{self.dim}_": np.arange(self.whitening.shape[0])}
 
     # -- SVI --------------------------------------------------------------------------------
+    natural_gradient = True
+
     def initial_natural(self) -> tuple[np.ndarray, np.ndarray]:
         """The prior ``q(v) = N(0, I)`` (Algorithm 1 line 2)."""
         size = self.whitening.shape[0]
@@ -133,6 +135,11 @@ class GPValues(GaussianCoefficients):
         likelihood = stats[self.likelihood]
         precision = self.design.precision(likelihood.weights, stats[self.prior.name].precision)
         return precision, self.design.transpose_times(likelihood.response)
+
+    def natural_mean(self, natural: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """``q(v)``'s mean ``P^-1 (P mean)``."""
+        precision, linear = natural
+        return np.linalg.solve(precision, linear)
 
     def from_natural(self, natural: tuple[np.ndarray, np.ndarray]) -> GaussianConditional:
         """``q(v)`` from ``(P, P mean)`` (Algorithm 1 lines 13-14), on this block's rows."""

@@ -64,7 +64,6 @@ class InclusionStats(NamedTuple):
     f_var: np.ndarray | float  # Var f (0 at a value)
     inclusion: np.ndarray  # gamma, or E[gamma]
     drawn: bool = False  # a value (Gibbs, RJ) rather than expectations under q (VB)
-    accepted: float = float("nan")  # accepted share of the sweep's proposals (reversible jump)
     log_scale: float = 0.0
 
 
@@ -157,10 +156,10 @@ class InclusionCoefficients(Block):
         """``gamma~ = (1_p, gamma)``."""
         return np.concatenate([np.ones(self.n_fixed), inclusion])
 
-    def _at(self, theta: np.ndarray, inclusion: np.ndarray, accepted=float("nan")):
+    def _at(self, theta: np.ndarray, inclusion: np.ndarray) -> InclusionStats:
         gamma = self._with_fixed(inclusion)
         f = self.C @ (gamma * theta)
-        return InclusionStats(theta, theta**2, f, 0.0, inclusion, True, accepted)
+        return InclusionStats(theta, theta**2, f, 0.0, inclusion, True)
 
     # -- conditional ------------------------------------------------------------------------
     def conditional(self, stats):
@@ -207,13 +206,13 @@ class InclusionCoefficients(Block):
         order = [*range(self.n_fixed), *active.tolist()]
         return CollapsedGaussian(params.gram, params.linear, params.prior, order)
 
-    def _draw(self, collapsed: CollapsedGaussian, prior, rng, accepted=float("nan")):
+    def _draw(self, collapsed: CollapsedGaussian, prior, rng) -> InclusionStats:
         """``theta_A | gamma`` from the active factor; inactive ``v_k`` from their prior."""
         theta = rng.standard_normal(self.size) / np.sqrt(prior)
         theta[collapsed.order] = collapsed.draw(rng)
         inclusion = np.zeros(self.switchable.shape[0])
         inclusion[np.asarray(collapsed.order[self.n_fixed :], dtype=int) - self.n_fixed] = 1.0
-        return self._at(theta, inclusion, accepted)
+        return self._at(theta, inclusion)
 
     def sample(self, params: Statistics, rng) -> InclusionStats:
         """One Gibbs update of ``(gamma, theta)`` (``update``, module docstring)."""
@@ -241,9 +240,9 @@ class InclusionCoefficients(Block):
                 effective[k] = new * v
         return inclusion
 
-    def jump(self, params: Statistics, rng, moves: int | None = None) -> InclusionStats:
+    def jump_step(self, params: Statistics, rng, moves: int | None = None) -> tuple:
         """``moves`` reversible-jump proposals (default: one per switchable column), then
-        ``theta_A | gamma``.
+        ``theta_A | gamma``; the info is ``accept_rate``, the accepted share of the proposals.
         """
         collapsed = self._collapsed(params)
         moves = self.switchable.shape[0] if moves is None else moves
@@ -253,7 +252,8 @@ class InclusionCoefficients(Block):
                 collapsed, self.switchable, self.log_prior, rng, self.jump_settings
             )
             accepted += took
-        return self._draw(collapsed, params.prior, rng, accepted / max(moves, 1))
+        info = {"accept_rate": accepted / max(moves, 1)}
+        return self._draw(collapsed, params.prior, rng), info
 
     def record(self, stats: InclusionStats) -> dict[str, np.ndarray]:
         """``beta``, ``v``, ``u = gamma v`` and ``gamma``."""
@@ -267,11 +267,8 @@ class InclusionCoefficients(Block):
         }
 
     def sample_stats(self, stats: InclusionStats) -> dict[str, float]:
-        """``n_active``, the model size; ``accept_rate`` of the reversible-jump proposals."""
-        values = {"n_active": float(stats.inclusion.sum())}
-        if not np.isnan(stats.accepted):
-            values["accept_rate"] = stats.accepted
-        return values
+        """``n_active``, the model size."""
+        return {"n_active": float(stats.inclusion.sum())}
 
     # -- VB ---------------------------------------------------------------------------------
     def expected_stats(self, params: VariationalParams) -> InclusionStats:

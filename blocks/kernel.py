@@ -35,7 +35,7 @@ chain leaves the posterior invariant.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property, partial
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +49,7 @@ from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
 from bayesvm.blocks.model_search import JumpSettings, jump
 from bayesvm.linalg import cholesky_lower, cholesky_solve
 
-__all__ = ["KernelCoefficients", "KernelStats", "SilvermanG", "EIGEN_FLOOR"]
+__all__ = ["KernelCoefficients", "KernelStats", "PrecisionSolve", "SilvermanG", "EIGEN_FLOOR"]
 
 #: Eigenvalues of ``K`` are raised to at least this share of the largest (every vector active).
 EIGEN_FLOOR = 1e-10
@@ -66,7 +66,6 @@ class KernelStats(NamedTuple):
     inclusion: np.ndarray | None  # gamma (None: every vector active)
     n_active: int | None  # n_gamma for the g block (None: every vector, the segment's size)
     drawn: bool  # a value (Gibbs, RJ) rather than expectations under q (VB)
-    accepted: float = float("nan")  # accepted share of the sweep's proposals
     log_scale: float = 0.0
 
 
@@ -135,11 +134,28 @@ class _Linear:
         return self.response @ self.design[:, columns]
 
 
+class PrecisionSolve(NamedTuple):
+    """``solve(R) = P_AA^-1 R`` by the factor of ``P_AA`` at ``key = (order, eta, g)``:
+    :meth:`KernelCoefficients.marginal`'s, which the probit's Holmes-Held step uses and hands
+    on in its statistics, so that the jump right after it starts from the same factor.
+    """
+
+    key: tuple
+    factor: np.ndarray
+
+    def __call__(self, right: np.ndarray) -> np.ndarray:
+        """``P_AA^-1 right``."""
+        return cholesky_solve(self.factor, right)
+
+
 class Drawn(NamedTuple):
-    """Gibbs and reversible jump: the other blocks' current statistics (drawn from later)."""
+    """Gibbs and reversible jump: the other blocks' current statistics (drawn from later) and
+    the likelihood's :class:`PrecisionSolve` (None: none to reuse).
+    """
 
     stats: dict
     inclusion: np.ndarray | None
+    solve: PrecisionSolve | None = None
 
 
 class KernelCoefficients(Block):
@@ -160,7 +176,8 @@ class KernelCoefficients(Block):
     moves : int
         Reversible-jump proposals per sweep (Zhang et al.: one).
     fixed_weights : bool
-        The likelihood's weights are always 1 (probit), so ``Kt^T Kt`` is computed once.
+        The likelihood's weights are always 1 (probit), so ``Kt^T Kt`` is computed once, and
+        its statistics carry the :class:`PrecisionSolve` of its Holmes-Held step (``solve``).
     """
 
     name = "theta"
@@ -194,9 +211,7 @@ class KernelCoefficients(Block):
         self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
         self.fixed_weights = fixed_weights
         self._gram = _Gram(self.design) if fixed_weights else None
-        # Factors kept between steps (module docstring): P_AA's at (order, eta, g), from the
-        # probit's step to the jump of the same sweep, and chol(K_AA) at the last active set.
-        self._precision_factor: tuple = ((), None)
+        # The factor kept between steps (module docstring): chol(K_AA) at the last active set.
         self._kernel_factor: tuple = ((), None)
 
     @cached_property
@@ -247,7 +262,8 @@ class KernelCoefficients(Block):
         previous = stats.get(self.name)
         if previous is not None and previous.drawn:
             names = (self.likelihood, self.intercept_prior.name, self.weight_prior.name)
-            return Drawn({name: stats[name] for name in names}, previous.inclusion)
+            solve = stats[self.likelihood].solve if self.fixed_weights else None
+            return Drawn({name: stats[name] for name in names}, previous.inclusion, solve)
         return self.all_active.conditional(stats)
 
     # -- Gibbs: every vector active -----------------------------------------------------------
@@ -269,7 +285,7 @@ class KernelCoefficients(Block):
                 break
         active = np.asarray(factor.order, dtype=int)
         theta = rng.standard_normal(active.shape[0] + 1)
-        return self._at_active(active, theta, factor.factor.T @ theta[1:], float("nan"))
+        return self._at_active(active, theta, factor.factor.T @ theta[1:])
 
     def sample(self, params: Drawn, rng) -> KernelStats:
         """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
@@ -290,16 +306,14 @@ class KernelCoefficients(Block):
         eta, g = self._precisions(params.stats)
         precision, prior = self._matrices(eta, g, likelihood.weights)
         order = self._order(params.inclusion)
-        kept, factor = self._precision_factor  # set by the probit's step of this sweep
+        solve = params.solve  # the probit's step of this sweep
+        factor = solve.factor if solve is not None and solve.key == (tuple(order), eta, g) else None
         return CollapsedGaussian.from_matrices(
             precision,
             prior,
             _Linear(self.design, likelihood.response),
             order,
-            factors=(
-                factor if kept == (tuple(order), eta, g) else None,
-                self._prior_factor(order, eta, g),
-            ),
+            factors=(factor, self._prior_factor(order, eta, g)),
         )
 
     def _order(self, inclusion: np.ndarray) -> list[int]:
@@ -323,9 +337,10 @@ class KernelCoefficients(Block):
         factor[1:, 1:] = np.sqrt(g) * kernel_factor
         return factor
 
-    def jump(self, params: Drawn, rng, moves: int | None = None) -> KernelStats:
+    def jump_step(self, params: Drawn, rng, moves: int | None = None) -> tuple:
         """``moves`` birth / death / swap proposals (default :attr:`moves`), then
-        ``theta_gamma | s, gamma`` from the active factor.
+        ``theta_gamma | s, gamma`` from the active factor; the info is ``accept_rate``, the
+        accepted share of the proposals.
         """
         if params.inclusion is None:
             raise ValueError("reversible jump needs an active set: start from initial_value")
@@ -343,9 +358,10 @@ class KernelCoefficients(Block):
         self._kernel_factor = (tuple(collapsed.order), kernel_factor)
         whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
         active = np.asarray(collapsed.order[1:], dtype=int) - 1
-        return self._at_active(active, theta, whitened, accepted / max(moves, 1))
+        info = {"accept_rate": accepted / max(moves, 1)}
+        return self._at_active(active, theta, whitened), info
 
-    def _at_active(self, active, theta, whitened, accepted: float) -> KernelStats:
+    def _at_active(self, active, theta, whitened) -> KernelStats:
         """Statistics at ``theta = (u, beta_gamma)`` over the vectors ``active``, with
         ``whitened = L^T beta_gamma``.
         """
@@ -358,12 +374,13 @@ class KernelCoefficients(Block):
         inclusion = np.zeros(self.n)
         inclusion[active] = 1.0
         f = theta[0] + self.kernel[:, active] @ theta[1:]
-        return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True, accepted)
+        return KernelStats(mean, mean**2, f, 0.0, beta, inclusion, k, True)
 
     def marginal(self, stats) -> tuple[np.ndarray, Callable]:
         """Holmes-Held's ``(C, P^-1)``: the active design and a solve with ``P = C^T C +
         diag(eta, g K_gamma,gamma)`` (unit weights), for the probit block's collapsed update;
         with every vector active, ``C = [1, Psi]`` and ``P`` is an arrowhead (``O(n^2)``).
+        Over active vectors the solve is a :class:`PrecisionSolve`.
         """
         theta = stats[self.name]
         eta, g = self._precisions(stats)
@@ -374,8 +391,7 @@ class KernelCoefficients(Block):
         order = np.asarray(self._order(theta.inclusion))
         precision, _ = self._matrices(eta, g)
         factor = cholesky_lower(precision[np.ix_(order, order)])
-        self._precision_factor = ((tuple(order.tolist()), eta, g), factor)
-        return self.design[:, order], partial(cholesky_solve, factor)
+        return self.design[:, order], PrecisionSolve((tuple(order.tolist()), eta, g), factor)
 
     def record(self, stats: KernelStats) -> dict[str, np.ndarray]:
         """``u``, ``beta`` (zero where inactive) and ``gamma``."""
@@ -390,11 +406,8 @@ class KernelCoefficients(Block):
         return weights @ self.eigenbasis[1].T
 
     def sample_stats(self, stats: KernelStats) -> dict[str, float]:
-        """``n_active``, the number of active vectors; ``accept_rate`` of the proposals."""
-        values = {"n_active": float(self.n if stats.n_active is None else stats.n_active)}
-        if not np.isnan(stats.accepted):
-            values["accept_rate"] = stats.accepted
-        return values
+        """``n_active``, the number of active vectors."""
+        return {"n_active": float(self.n if stats.n_active is None else stats.n_active)}
 
     # -- VB: every vector active ------------------------------------------------------------
     def initial_stats(self, stats, start=None) -> KernelStats:

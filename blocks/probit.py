@@ -12,8 +12,9 @@ likelihood is Gaussian in ``f`` with unit weights, so the coefficient block read
   and the leverages ``h_i = C_i P^-1 C_i^T``, each ``s_i`` in turn from ``p(s_i | s_-i, y_i)``,
   the normal ``N(m_i - w_i (s_i - m_i), 1 + w_i)`` truncated to ``y_i s_i > 0``, where ``m_i =
   C_i B``, ``B = S s`` and ``w_i = h_i / (1 - h_i)``; ``B`` follows each change of ``s_i``
-  by ``S_i``. The coefficient block provides ``C`` and ``P``'s factor (``marginal=``), and must
-  be drawn from its conditional after this block (the partially collapsed order of van Dyk &
+  by ``S_i``. The coefficient block provides ``C`` and ``P``'s factor (``marginal=``), which
+  the block's statistics hand back to it (``solve``), and it must be drawn from its
+  conditional after this block (the partially collapsed order of van Dyk &
   Park 2008: nothing reads the coefficients between).
 * VB: ``q(s_i) = N(E f_i, 1)`` truncated to ``y_i s_i > 0``, with mean ``E f_i + y_i
   phi(E f_i) / Phi(y_i E f_i)``; the block's bound term is ``sum_i log Phi(y_i E f_i) - Var
@@ -55,6 +56,7 @@ class ProbitStats(NamedTuple):
     weights: np.ndarray
     response: np.ndarray
     drawn: bool  # a value (Gibbs) rather than an expectation under q (VB)
+    solve: object = None  # the marginal's solve Holmes-Held used (None: Albert-Chib, VB)
 
 
 class ProbitAugmentation(Block):
@@ -92,8 +94,8 @@ class ProbitAugmentation(Block):
         return coefficients.f_mean, coefficients.f_var
 
     # -- Gibbs ------------------------------------------------------------------------------
-    def _stats(self, s: np.ndarray, drawn: bool) -> ProbitStats:
-        return ProbitStats(np.ones_like(s), s, drawn)
+    def _stats(self, s: np.ndarray, drawn: bool, solve=None) -> ProbitStats:
+        return ProbitStats(np.ones_like(s), s, drawn, solve)
 
     def initial_value(self, stats, rng) -> ProbitStats:
         """A dispersed start: ``s_i = y_i |z_i|``, ``z_i ~ N(0, 1)``."""
@@ -106,7 +108,7 @@ class ProbitAugmentation(Block):
         log_uniform = np.log(rng.random(self.y.shape[0]))
         if len(params) == 2:
             return self._stats(truncated_normal(params[0], 1.0, self.y, log_uniform), True)
-        return self._stats(self._holmes_held(*params, log_uniform), True)
+        return self._stats(self._holmes_held(*params, log_uniform), True, params[1])
 
     def _holmes_held(self, design, solve, s, log_uniform) -> np.ndarray:
         """One sweep of Holmes-Held's ``s_i | s_-i, y`` (module docstring)."""

@@ -28,6 +28,12 @@ class BlockModel:
     vb_settings = {"tol": 1e-10, "max_iter": 10_000, "relative": True}
     #: Gibbs chain length per chain: kept ``draws`` after ``tune`` burn-in.
     gibbs_settings = {"draws": 5000, "tune": 5000}
+    #: Stochastic VI's rows per minibatch (``batch_size``), set by a model whose blocks
+    #: support ``"svi"`` (:mod:`bayesvm.vb.svi`).
+    svi_settings: dict = {}
+    #: The :attr:`hyperparameters` that ``learn_hyperparameters=True`` of stochastic VI learns
+    #: by ML-II (none unless the model has hyperparameters to learn).
+    default_learned: tuple[str, ...] = ()
 
     def build_blocks(self) -> list:
         """The model's blocks in visiting order (defined by each model)."""
@@ -44,6 +50,56 @@ class BlockModel:
         (:func:`bayesvm.vb.cavi.fit_vb`).
         """
         return None
+
+    # -- stochastic VI (models whose blocks support "svi") -----------------------------------
+    def minibatches(self, batch_size: int, rng: np.random.Generator):
+        """Endless random minibatches of training rows, each with ``rows``, ``X`` and ``y``
+        (:class:`~bayesvm.models.batches.Minibatch`).
+        """
+        raise NotImplementedError
+
+    def batch_blocks(self, rows, X_rows, y_rows, scale: float = 1.0) -> list:
+        """The blocks on some rows, their likelihood counted ``scale`` times (a minibatch
+        stands for ``n / |S|`` copies of itself in stochastic VI).
+        """
+        raise NotImplementedError
+
+    def report_blocks(self) -> list:
+        """The blocks whose ``q`` a stochastic VI fit reports (:attr:`~bayesvm.blocks.Block.
+        natural_gradient`'s ``q`` does not depend on the rows): the model's blocks.
+        """
+        return self.blocks
+
+    @property
+    def hyperparameters(self) -> dict[str, float]:
+        """Hyperparameters ML-II can learn, by name, at their values (none here)."""
+        return {}
+
+    def with_hyperparameters(self, **values: float) -> BlockModel:
+        """The same model at other :attr:`hyperparameters` (ML-II's result)."""
+        raise ValueError(f"{type(self).__name__} has no hyperparameters to learn")
+
+    def hyperparameter_gradient(self, batch, blocks, params, stats) -> np.ndarray:
+        """Gradient of the variational bound in the log :attr:`hyperparameters` (in their
+        order) on the rows of ``batch``, with ``q`` held at the blocks' ``params`` and
+        statistics ``stats`` (``blocks``: :meth:`batch_blocks` of the batch).
+        """
+        raise NotImplementedError
+
+    def transfer_natural(self, natural: dict, blocks, model: BlockModel) -> dict:
+        """The natural parameters ``natural`` of the global blocks (``blocks``, this model's)
+        as the same ``q`` in ``model``'s parameterisation (this model at other
+        :attr:`hyperparameters`): unchanged here.
+        """
+        return natural
+
+    # -- NUTS -------------------------------------------------------------------------------
+    @property
+    def pymc_specified(self) -> bool:
+        """Whether :meth:`to_pymc` states the model, so that NUTS can fit it (every model
+        here; not one whose variational bound is no model's posterior).
+        """
+        return True
 
     def identifiability_problems(self) -> list[str]:
         """What the data cannot determine, in words (none unless the model checks)."""

@@ -110,6 +110,9 @@ class GPSVM(BlockModel):
     vb_settings = {"tol": 1e-8, "max_iter": 10_000, "relative": True}
     #: Paper section 5.1: minibatches of 10.
     svi_settings = {"batch_size": 10}
+    #: Section 5.4: ML-II of the length-scale (the hinge pseudo-likelihood's bound rises
+    #: without end in the variance on well separated data: :func:`bayesvm.vb.svi.fit_svi`).
+    default_learned = ("lengthscale",)
     gibbs_settings = {"draws": 2000, "tune": 1000}
 
     @classmethod
@@ -268,16 +271,27 @@ class GPSVM(BlockModel):
         """The same model at other kernel hyperparameters (ML-II's result)."""
         return replace(self, lengthscale=float(lengthscale), variance=float(variance))
 
-    def hyperparameter_gradient(self, batch, weights, scale, mean, covariance) -> np.ndarray:
+    def hyperparameter_gradient(self, batch, blocks, params, stats) -> np.ndarray:
         """Gradient of the bound (8) in ``(log lengthscale, log variance)`` on the rows of
-        ``batch`` counted ``scale`` times, at ``q(u) = N(mean, covariance)`` and the weights
-        ``E[1/lambda_i]`` (section 4.3, :mod:`bayesvm.models.gp_hyperparameters`).
+        ``batch``, counted as the hinge block of ``blocks`` scales them, at ``q(u) = N(mean,
+        covariance)`` of the GP values' ``params`` and the weights ``E[1/lambda_i]`` (section
+        4.3, eq. 12; :mod:`bayesvm.models.gp_hyperparameters`).
         """
+        values, _, hinge = blocks
+        scale = hinge.scale
+        mean, covariance = values.moments(params[values.name])
         _, gradient = hyperparameter_objective(
-            self.locations, batch.X, batch.y, weights, scale, mean, covariance,
-            self.lengthscale, self.variance, JITTER,
+            self.locations, batch.X, batch.y, stats[hinge.name].weights / scale, scale, mean,
+            covariance, self.lengthscale, self.variance, JITTER,
         )  # fmt: skip
         return gradient
+
+    def transfer_natural(self, natural: dict, blocks, model: GPSVM) -> dict:
+        """``q(u)`` kept, ``q(v)`` re-expressed in ``model``'s whitening
+        (:meth:`~bayesvm.blocks.gp.GPValues.rewhitened`).
+        """
+        values = blocks[0]
+        return {**natural, values.name: values.rewhitened(natural[values.name], model.whitening)}
 
     def kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``k(a, b)`` between the rows of ``A`` and ``B``."""
@@ -345,6 +359,13 @@ class GPSVM(BlockModel):
         dim = "obs_id" if self.full else "inducing"
         values = GPValues(features, residual, self.whitening, self.var_name, dim)
         return [values, values.prior, HingeAugmentation(y_rows, scale=scale)]
+
+    def report_blocks(self) -> list:
+        """The blocks on one row: ``q(u)`` does not depend on the rows, and stochastic VI must
+        not hold the design of every row.
+        """
+        n = self.n_samples
+        return self.batch_blocks(np.arange(min(n, 1)), np.asarray(self.locations[:1]), np.ones(1))
 
     def build_blocks(self) -> list:
         """The GP values, their unit prior and the hinge augmentation, on every row."""

@@ -69,6 +69,7 @@ an objective-based stop.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -77,15 +78,21 @@ from bayesvm.drivers import run_ascent
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 
-__all__ = ["EMState", "make_em_step", "fit_em", "fit_ecme"]
+__all__ = ["EMState", "EMInfo", "make_em_step", "fit_em", "fit_ecme"]
 
 
 class EMState(NamedTuple):
-    """Current mode estimate."""
+    """Current mode estimate, and what the next step compares its objective with."""
 
     stats: dict  # every non-latent block's statistics at its value (latent: expectations)
     objective: float  # the sum of the blocks' log densities at ``stats``
-    n_released: int  # active-set releases of the accelerated M-step so far
+
+
+class EMInfo(NamedTuple):
+    """What one iteration reports (:func:`bayesvm.drivers.run_ascent` keeps it)."""
+
+    objective: float  # the sum of the blocks' log densities after the iteration
+    n_released: int  # active-set releases of the accelerated M-step in the iteration
 
 
 def log_density(blocks, stats) -> float:
@@ -99,8 +106,8 @@ def make_em_step(model, accelerate: bool = True):
     Returns ``(objective, step, start)``: ``start(coefficient_stats)`` is the state at the
     coefficients' value with the other non-latent blocks at their modes given it;
     ``objective(theta)`` the objective at ``start`` of the value ``theta``; ``step(state) ->
-    (state, objective)`` one iteration (module docstring), with the likelihood block's
-    accelerated M-step if ``accelerate`` and the block offers one.
+    (state, info)`` one iteration (module docstring; ``info``: :class:`EMInfo`), with the
+    likelihood block's accelerated M-step if ``accelerate`` and the block offers one.
     """
     blocks = model.blocks
     coefficients = blocks[0]
@@ -118,12 +125,12 @@ def make_em_step(model, accelerate: bool = True):
 
     def start(coefficient_stats) -> EMState:
         stats = maximise_priors({coefficients.name: coefficient_stats})
-        return EMState(stats, log_density(blocks, stats), 0)
+        return EMState(stats, log_density(blocks, stats))
 
     def objective(theta: np.ndarray) -> float:
         return start(coefficients.at(theta)).objective
 
-    def step(state: EMState) -> tuple[EMState, float]:
+    def step(state: EMState) -> tuple[EMState, EMInfo]:
         stats = dict(state.stats)
         if exact_m_step is None:
             for block in latent:
@@ -136,8 +143,8 @@ def make_em_step(model, accelerate: bool = True):
         if exact_m_step is None and value < state.objective:
             # floored weights: the minorant no longer touches F, so EM has reached the
             # floors' resolution (module docstring); stay, which ends the ascent
-            return state, state.objective
-        return EMState(stats, value, state.n_released + released), value
+            return state, EMInfo(state.objective, 0)
+        return EMState(stats, value), EMInfo(value, released)
 
     return objective, step, start
 
@@ -156,6 +163,7 @@ def _fit(
         max_iter=max_iter,
         progressbar=progressbar,
         description=method,
+        objective_of=attrgetter("objective"),
     )
     stats = result.state.stats
     posterior: dict = {}
@@ -164,7 +172,7 @@ def _fit(
         if block.name in stats:
             posterior.update(block.record(stats[block.name]))
         sample_stats.update(block.mode_stats(stats))
-    sample_stats["n_released"] = result.state.n_released
+    sample_stats["n_released"] = sum(info.n_released for info in result.infos)
     idata = build_idata(
         model,
         {name: np.asarray(value)[None, None] for name, value in posterior.items()},

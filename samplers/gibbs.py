@@ -27,10 +27,12 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     """``(init, step, record)`` over ``blocks`` for :func:`bayesvm.drivers.run_mcmc`.
 
     With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
-    ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump`) instead of its Gibbs
+    ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump_step`) instead of its Gibbs
     update. Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
     interweaving of a learned scale, :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
-    ``record`` returns the posterior variables and the blocks' sample statistics.
+    ``step(stats, rng) -> (stats, info)`` returns the sweep's diagnostics in ``info`` (the
+    jumps' ``accept_rate``); ``record`` returns the posterior variables and the blocks' sample
+    statistics.
     """
     by_name = {block.name: block for block in blocks}
     sweep = []
@@ -38,7 +40,7 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
         sweep.append(_block_update(block, jumps, moves))
         following = blocks[position + 1].name if position + 1 < len(blocks) else None
         for move in block.gibbs_moves(by_name):
-            sweep.append(move.update)
+            sweep.append(lambda stats, rng, move=move: (move.update(stats, rng), {}))
             if move.stale not in (None, following):
                 raise ValueError(
                     f"{type(move).__name__} integrates {move.stale!r} out: the sweep must draw "
@@ -51,10 +53,13 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
             stats[block.name] = block.initial_value(stats, rng)
         return stats
 
-    def step(stats: dict, rng) -> dict:
+    def step(stats: dict, rng) -> tuple[dict, dict]:
+        info: dict = {}
         for update in sweep:
-            stats.update(update(stats, rng))
-        return stats
+            changed, update_info = update(stats, rng)
+            stats.update(changed)
+            info.update(update_info)
+        return stats, info
 
     def record(stats: dict) -> dict[str, np.ndarray]:
         values: dict = {}
@@ -67,14 +72,17 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
 
 
 def _block_update(block, jumps: bool, moves: int | None):
-    """``update(stats, rng) -> {block.name: statistics}``: a draw from the block's
-    conditional, or its trans-dimensional moves (``jumps``).
+    """``update(stats, rng) -> ({block.name: statistics}, info)``: a draw from the block's
+    conditional (no info), or its trans-dimensional moves (``jumps``) and their info.
     """
     if jumps and "rj" in block.drivers:
-        return lambda stats, rng: {
-            block.name: block.jump(block.conditional(stats), rng, moves=moves)
-        }
-    return lambda stats, rng: {block.name: block.sample(block.conditional(stats), rng)}
+
+        def jump(stats, rng):
+            value, info = block.jump_step(block.conditional(stats), rng, moves=moves)
+            return {block.name: value}, info
+
+        return jump
+    return lambda stats, rng: ({block.name: block.sample(block.conditional(stats), rng)}, {})
 
 
 @register("gibbs", block_driver("gibbs"))

@@ -31,7 +31,10 @@ NUTS_SAMPLERS = ("pymc", "nutpie")
 
 
 def _supports(model) -> bool:
-    return hasattr(model, "to_pymc") and getattr(model, "pymc_specified", True)
+    """NUTS fits a model whose PyMC statement is its posterior
+    (:attr:`~bayesvm.models.BlockModel.pymc_specified`).
+    """
+    return model.pymc_specified
 
 
 def step_methods(pymc_model, var_names) -> dict[str, str]:

@@ -16,7 +16,7 @@ def _counting_kernel(interrupt_at=None):
         calls["n"] += 1
         if calls["n"] == interrupt_at:
             raise KeyboardInterrupt
-        return state + 1.0
+        return state + 1.0, {}
 
     def record(state):
         return {"x": state, "pair": np.array([state, -state])}

@@ -82,7 +82,7 @@ def test_the_sweep_redraws_the_scale_between_the_coefficients_and_the_hinge():
         make_gibbs_kernel([theta_block, beta_prior, hinge, prior])
     init, step, record = make_gibbs_kernel(model.blocks)
     rng = np.random.default_rng(0)
-    stats = step(init(rng), rng)
+    stats, _ = step(init(rng), rng)
     theta = stats["theta"]
     np.testing.assert_allclose(theta.f_mean, model.design @ theta.mean)
     assert set(record(stats)) == {"beta", "u", "sigma2_u"}

@@ -88,7 +88,7 @@ def test_kept_factors_give_the_same_chain_as_fresh_ones(data):
         model = KernelGKM.from_arrays(X, y, k_max=10)
         theta = model.coefficients
         if drop:
-            jump = theta.jump
+            jump = theta.jump_step
 
             def fresh_jump(params, rng, moves=None, jump=jump, theta=theta):
                 order = theta._order(params.inclusion)
@@ -98,7 +98,7 @@ def test_kept_factors_give_the_same_chain_as_fresh_ones(data):
                 theta._kernel_factor = (tuple(order), fresh)
                 return jump(params, rng, moves)
 
-            theta.jump = fresh_jump
+            theta.jump_step = fresh_jump
         options = dict(draws=50, tune=50, thin=1, chains=1, seed=4, progressbar=False)
         fits.append(bayesvm.fit(model, method="rj", **options))
     for name in ("intercept", "beta", "g", "eta"):
@@ -112,7 +112,7 @@ def test_kept_factors_give_the_same_chain_as_fresh_ones(data):
 
 def test_thinning_keeps_every_thin_th_sweep_after_burn_in():
     def step(state, rng):
-        return state + 1
+        return state + 1, {}
 
     result = run_mcmc(
         lambda rng: 0,

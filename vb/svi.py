@@ -22,9 +22,10 @@ driver compares ``q``'s mean with the previous check's; it stops when the relati
 below ``tol``. The bound's minibatch estimates (the blocks' terms, the likelihood counted
 ``n / |S|`` times) are averaged over each period into the ``lower_bound`` trace and shown on
 the progress bar. ML-II (section 4.3; the model's ``hyperparameter_gradient``) adds an ascent
-step in the kernel's hyperparameters every ``hyper_every`` steps, with ``q(u)`` held fixed (eq.
-12), on the log scale with Adam's per-coordinate step sizes (Kingma & Ba 2015), because the
-gradients in the length-scale and the variance differ by orders of magnitude.
+step in the model's hyperparameters (the GP's kernel's) every ``hyper_every`` steps, with ``q``
+held fixed (eq. 12), on the log scale with Adam's per-coordinate step sizes (Kingma & Ba
+2015), because the gradients in the length-scale and the variance differ by orders of
+magnitude.
 """
 
 from __future__ import annotations
@@ -93,12 +94,14 @@ def fit_svi(
         ``rho_t = (t + tau)^-kappa``; ``tau >= 1``, ``kappa`` in ``(1/2, 1]`` for minibatches
         (``kappa = 0`` with full batches is coordinate ascent).
     learn_hyperparameters : bool or tuple of str
-        ML-II: also ascend the bound in the kernel's log hyperparameters, one step every
-        ``hyper_every`` variational steps, Adam's step size ``hyper_rate``. True learns the
-        length-scale (section 5.4); ``("lengthscale", "variance")`` both. (The hinge
-        pseudo-likelihood is not normalised, and on well separated data its bound rises
-        without end in the variance, as a larger ``f`` pays less hinge loss.) The fit's
-        ``model`` is then the model at the learned values.
+        ML-II: also ascend the bound in the model's log hyperparameters
+        (:attr:`~bayesvm.models.BlockModel.hyperparameters`), one step every ``hyper_every``
+        variational steps, Adam's step size ``hyper_rate``. True learns the model's
+        ``default_learned`` (the GP's length-scale, section 5.4); a tuple names them (the GP's
+        ``("lengthscale", "variance")``: both). (The hinge pseudo-likelihood is not
+        normalised, and on well separated data its bound rises without end in the variance,
+        as a larger ``f`` pays less hinge loss.) The fit's ``model`` is then the model at the
+        learned values.
     seed : int or numpy Generator, optional
         Minibatch order and the draws from ``q``.
     progressbar : bool
@@ -123,7 +126,7 @@ def fit_svi(
     trace, hyper_trace, period = [], [], []
     previous_mean = None
     converged = interrupted = False
-    adam = Adam(rate=hyper_rate)
+    adam = Adam(rate=hyper_rate, size=learned.size)
     t = 0
     with Progress(progressbar, "svi", max_iter) as progress:
         try:
@@ -131,7 +134,7 @@ def fit_svi(
                 batch = next(batches)
                 blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
                 if natural is None:
-                    natural = {b.name: b.initial_natural() for b in blocks if _is_global(b)}
+                    natural = {b.name: b.initial_natural() for b in blocks if b.natural_gradient}
                 params, stats = _local_step(blocks, natural)
                 period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
                 rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
@@ -146,12 +149,14 @@ def fit_svi(
                     model, natural = _hyper_step(
                         model, blocks, params, stats, batch, natural, adam, learned
                     )
-                    hyper_trace.append([t, model.lengthscale, model.variance])
+                    hyper_trace.append([t, *model.hyperparameters.values()])
                 if t % check_every == 0 or t == max_iter:
                     trace.append(float(np.mean(period)))
                     period = []
                     progress.update(t, f"bound ~ {trace[-1]:.6g}")
-                    mean = _global_mean(natural)
+                    mean = np.concatenate(
+                        [b.natural_mean(natural[b.name]) for b in blocks if b.name in natural]
+                    )
                     if previous_mean is not None:
                         change = np.linalg.norm(mean - previous_mean)
                         if change <= tol * max(np.linalg.norm(mean), 1e-12):
@@ -164,10 +169,6 @@ def fit_svi(
     if natural is None:
         raise KeyboardInterrupt("interrupted before the first step")
     return _result(model, natural, trace, hyper_trace, t, converged, interrupted, tol, rng, draws)
-
-
-def _is_global(block) -> bool:
-    return not block.latent and hasattr(block, "conditional_natural")
 
 
 def _local_step(blocks, natural):
@@ -183,21 +184,14 @@ def _local_step(blocks, natural):
     return params, stats
 
 
-def _global_mean(natural) -> np.ndarray:
-    """Means of the global blocks' ``q`` (what the convergence check compares)."""
-    return np.concatenate(
-        [np.linalg.solve(precision, linear) for precision, linear in natural.values()]
-    )
-
-
 def _learned(model, learn) -> np.ndarray:
-    """Which of ``(lengthscale, variance)`` ML-II moves."""
-    names = ("lengthscale", "variance")
+    """Which of the model's :attr:`~bayesvm.models.BlockModel.hyperparameters` ML-II moves."""
+    names = tuple(model.hyperparameters)
     if learn is False:
-        return np.zeros(2, dtype=bool)
-    if not hasattr(model, "with_hyperparameters"):
-        raise ValueError(f"{type(model).__name__} has no kernel hyperparameters to learn")
-    chosen = ("lengthscale",) if learn is True else tuple(learn)
+        return np.zeros(len(names), dtype=bool)
+    if not names:
+        raise ValueError(f"{type(model).__name__} has no hyperparameters to learn")
+    chosen = model.default_learned if learn is True else tuple(learn)
     unknown = set(chosen) - set(names)
     if unknown or not chosen:
         raise ValueError(
@@ -207,15 +201,10 @@ def _learned(model, learn) -> np.ndarray:
 
 
 def _hyper_step(model, blocks, params, stats, batch, natural, adam, learned):
-    """One ML-II step (eq. 12) with ``q(u)`` fixed, re-expressed in the new whitening."""
-    values = blocks[0]
-    hinge = next(block for block in blocks if block.latent)
-    gradient = model.hyperparameter_gradient(
-        batch,
-        stats[hinge.name].weights / hinge.scale,
-        hinge.scale,
-        *values.moments(params[values.name]),
-    )
+    """One ML-II step (Wenzel et al. eq. 12) with ``q`` fixed, carried to the new model's
+    parameterisation (:meth:`~bayesvm.models.BlockModel.transfer_natural`).
+    """
+    gradient = model.hyperparameter_gradient(batch, blocks, params, stats)
     change = np.exp(adam.step(np.where(learned, gradient, 0.0)))
     current = model.hyperparameters
     new = model.with_hyperparameters(
@@ -224,18 +213,15 @@ def _hyper_step(model, blocks, params, stats, batch, natural, adam, learned):
             for (name, value), factor in zip(current.items(), change, strict=True)
         }
     )
-    natural = {**natural, values.name: values.rewhitened(natural[values.name], new.whitening)}
-    return new, natural
+    return new, model.transfer_natural(natural, blocks, new)
 
 
 def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted, tol, rng, draws):
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
-    n = model.n_samples
-    blocks = model.batch_blocks(np.arange(min(n, 1)), np.asarray(model.locations[:1]), np.ones(1))
     fitted = [
         (block, block.from_natural(natural[block.name]))
-        for block in blocks
+        for block in model.report_blocks()
         if block.name in natural
     ]
     posterior, variational, coords = q_groups(model, fitted, rng, draws)
@@ -245,8 +231,8 @@ def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted,
     if hyper_trace:
         history = np.asarray(hyper_trace)
         variational["hyper_step"] = (["hyper_iteration"], history[:, 0].astype(int))
-        variational["lengthscale_trace"] = (["hyper_iteration"], history[:, 1])
-        variational["variance_trace"] = (["hyper_iteration"], history[:, 2])
+        for column, name in enumerate(model.hyperparameters, start=1):
+            variational[f"{name}_trace"] = (["hyper_iteration"], history[:, column])
     problems = []
     if interrupted:
         problems.append(f"interrupted after {n_steps} steps, before converging")
@@ -283,12 +269,16 @@ class Adam:
     """Adam's ascent on a parameter vector (Kingma & Ba 2015, Algorithm 1)."""
 
     rate: float = 0.05
+    size: int = 2
     beta1: float = 0.9
     beta2: float = 0.999
     epsilon: float = 1e-8
     steps: int = 0
-    first: np.ndarray = field(default_factory=lambda: np.zeros(2))
-    second: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    first: np.ndarray = field(init=False)
+    second: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.first, self.second = np.zeros(self.size), np.zeros(self.size)
 
     def step(self, gradient: np.ndarray) -> np.ndarray:
         """The change of the parameters for an ascent along ``gradient``."""

@@ -208,11 +208,11 @@ def _time_sweeps(X, y, k_max: int, method: str, counts: dict, seed: int) -> dict
         setup_s = time.perf_counter() - start
         _, settle, _ = make_gibbs_kernel(model.blocks, jumps=jumps, moves=SETTLE_MOVES)
         for _ in range(counts["settle"]):
-            state = settle(state, rng)
+            state, _ = settle(state, rng)
         sizes = []
         start = time.perf_counter()
         for _ in range(counts["timed"]):
-            state = step(state, rng)
+            state, _ = step(state, rng)
             sizes.append(model.coefficients.sample_stats(state["theta"])["n_active"])
         seconds = time.perf_counter() - start
     return {
