@@ -1,4 +1,5 @@
-"""Reproductions of the papers' experiments, one module each, on a shared task runner.
+"""Reproductions of the papers' experiments, one module each (with its parts beside it, e.g.
+``gpsvm_baselines``), on a shared study skeleton (``study``) and task runner (``runner``).
 
 Import absolutely, e.g. ``from bayesvm.case_studies.simulated import run``.
 """

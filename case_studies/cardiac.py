@@ -330,15 +330,7 @@ def paired_table(results: pd.DataFrame, labels: dict[str, str], reference: str) 
     return pd.DataFrame(rows)
 
 
-STUDY = Study(
-    "cardiac",
-    METHODS,
-    PAPER_PROTOCOL,
-    QUICK_PROTOCOL,
-    DEFAULT_SEED,
-    n_datasets_field="n_splits",
-    n_datasets_text="Number of splits",
-)
+STUDY = Study.over_splits("cardiac", METHODS, PAPER_PROTOCOL, QUICK_PROTOCOL, DEFAULT_SEED)
 
 
 def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:

@@ -55,3 +55,11 @@ def predicts_single_class(y_pred) -> bool:
     (True, False)
     """
     return bool(np.unique(np.asarray(y_pred)).size == 1)
+
+
+def brier_score(y, probability_positive) -> float:
+    """Section 5.1's Brier score: the mean of ``(y01 - q)**2``, ``y01`` the label coded 0/1
+    (from -1/+1) and ``q`` the predicted probability of +1.
+    """
+    y01 = (np.asarray(y) == 1).astype(float)
+    return float(np.mean((y01 - np.asarray(probability_positive, dtype=float)) ** 2))

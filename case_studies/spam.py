@@ -614,15 +614,7 @@ def _full_data_results(protocol: Protocol, seed: int, progressbar: bool):
     return pd.DataFrame(inclusion_rows), pd.DataFrame(fit_rows), path, figures
 
 
-STUDY = Study(
-    "spam",
-    METHODS,
-    PAPER_PROTOCOL,
-    QUICK_PROTOCOL,
-    DEFAULT_SEED,
-    n_datasets_field="n_splits",
-    n_datasets_text="Number of splits",
-)
+STUDY = Study.over_splits("spam", METHODS, PAPER_PROTOCOL, QUICK_PROTOCOL, DEFAULT_SEED)
 
 
 def _execute(run: StudyRun) -> tuple[pd.DataFrame, str]:

@@ -20,9 +20,10 @@ them the module's ``run``, the same function for every study:
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import pandas as pd
@@ -32,12 +33,13 @@ from bayesvm.case_studies.runner import (
     Task,
     check_methods,
     check_resume_settings,
+    choose_protocol,
     run_tasks,
     study_settings,
 )
 from bayesvm.files import locked_folder, write_text
 
-__all__ = ["OptionNotTakenError", "Study", "StudyRun", "keyed_task"]
+__all__ = ["OptionNotTakenError", "RunOptions", "Study", "StudyRun", "keyed_task"]
 
 _RUN_DOC = """{summary}
 
@@ -100,6 +102,35 @@ class OptionNotTakenError(ValueError):
 
 
 @dataclass(frozen=True)
+class RunOptions:
+    """The options every study's ``run`` takes after ``out_dir``, with their defaults (the
+    shared docstring of ``run`` says what each does).
+    """
+
+    quick: bool = False
+    workers: int = 1
+    scheduler: object = None
+    resume: bool = False
+    methods: Sequence[str] | None = None
+    n_datasets: int | None = None
+    benchmarks: Sequence[str] | None = None
+    seed: int | None = None
+    progressbar: bool = True
+    protocol: object = None
+
+
+_RUN_SIGNATURE = inspect.Signature(
+    [
+        inspect.Parameter("out_dir", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *(
+            inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=option.default)
+            for option in fields(RunOptions)
+        ),
+    ]
+)
+
+
+@dataclass(frozen=True)
 class Study:
     """What a case study declares; :meth:`entry_point` makes its ``run`` of it.
 
@@ -136,24 +167,28 @@ class Study:
     benchmarks: tuple[str, ...] | None = None
     distributed: bool = True
 
-    def prepare(
-        self,
-        out_dir,
-        *,
-        quick: bool = False,
-        workers: int = 1,
-        scheduler=None,
-        resume: bool = False,
-        methods=None,
-        n_datasets: int | None = None,
-        benchmarks=None,
-        seed: int | None = None,
-        progressbar: bool = True,
-        protocol=None,
-    ) -> StudyRun:
-        """Check the options of a run (see :meth:`entry_point`) and settle its protocol and
-        settings; nothing is written.
+    @classmethod
+    def over_splits(cls, name: str, methods, paper_protocol, quick_protocol, seed: int, **more):
+        """A study over random training/test splits: ``n_datasets`` sets the protocol's
+        ``n_splits``.
         """
+        return cls(
+            name,
+            methods,
+            paper_protocol,
+            quick_protocol,
+            seed,
+            n_datasets_field="n_splits",
+            n_datasets_text="Number of splits",
+            **more,
+        )
+
+    def prepare(self, out_dir, options: RunOptions) -> StudyRun:
+        """Check the ``options`` of a run into ``out_dir`` and settle its methods, protocol,
+        seed and settings; nothing is written.
+        """
+        quick, methods, n_datasets = options.quick, options.methods, options.n_datasets
+        benchmarks, scheduler, seed = options.benchmarks, options.scheduler, options.seed
         given = {"n_datasets": n_datasets, "benchmarks": benchmarks, "scheduler": scheduler}
         takes = {
             "n_datasets": self.n_datasets_field is not None,
@@ -172,12 +207,13 @@ class Study:
                 raise ValueError(
                     f"benchmarks must be a non-empty subset of {self.benchmarks}; got {benchmarks}"
                 )
-        if protocol is None:
-            protocol = self.quick_protocol if quick else self.paper_protocol
-        if n_datasets is not None:
-            if n_datasets < 1:
-                raise ValueError(f"n_datasets must be at least 1; got {n_datasets}")
-            protocol = replace(protocol, **{self.n_datasets_field: n_datasets})
+        protocol = choose_protocol(
+            options.protocol or self.paper_protocol,
+            options.protocol or self.quick_protocol,
+            quick=quick,
+            n_datasets=n_datasets,
+            field=self.n_datasets_field,
+        )
         seed = self.seed if seed is None else seed
         settings = study_settings(
             self.name, methods=methods, quick=quick, seed=seed, protocol=protocol
@@ -189,13 +225,13 @@ class Study:
             study=self,
             out_dir=Path(out_dir),
             quick=quick,
-            workers=workers,
+            workers=options.workers,
             scheduler=scheduler,
-            resume=resume,
+            resume=options.resume,
             methods=methods,
             benchmarks=benchmarks,
             seed=seed,
-            progressbar=progressbar,
+            progressbar=options.progressbar,
             protocol=protocol,
             settings=settings,
         )
@@ -210,49 +246,24 @@ class Study:
         methods_text: str = "",
         scheduler_text: str = "",
     ) -> Callable:
-        """The study's ``run(out_dir, *, quick=False, workers=1, scheduler=None,
-        resume=False, methods=None, n_datasets=None, benchmarks=None, seed=None,
-        progressbar=True, protocol=None)``: :meth:`prepare`, lock ``out_dir``, ``execute``,
-        write ``report.md`` and return the results.
+        """The study's ``run(out_dir, **options)``, the options those of :class:`RunOptions`:
+        :meth:`prepare`, lock ``out_dir``, ``execute``, write ``report.md`` and return the
+        results.
 
         The docstring is the shared one with the study's ``summary`` (its first line),
         ``outputs`` (the files it writes), ``returns``, and notes on its methods and on
         where its tasks run with a scheduler.
         """
 
-        def run(
-            out_dir,
-            *,
-            quick: bool = False,
-            workers: int = 1,
-            scheduler=None,
-            resume: bool = False,
-            methods=None,
-            n_datasets: int | None = None,
-            benchmarks=None,
-            seed: int | None = None,
-            progressbar: bool = True,
-            protocol=None,
-        ):
-            prepared = self.prepare(
-                out_dir,
-                quick=quick,
-                workers=workers,
-                scheduler=scheduler,
-                resume=resume,
-                methods=methods,
-                n_datasets=n_datasets,
-                benchmarks=benchmarks,
-                seed=seed,
-                progressbar=progressbar,
-                protocol=protocol,
-            )
+        def run(out_dir, **options):
+            prepared = self.prepare(out_dir, RunOptions(**options))
             with locked_folder(prepared.out_dir):
                 results, report = execute(prepared)
                 write_text(prepared.out_dir / "report.md", report)
             return results
 
         run.__module__ = execute.__module__
+        run.__signature__ = _RUN_SIGNATURE
         run.__doc__ = _RUN_DOC.format(
             summary=summary,
             outputs=outputs,

@@ -305,15 +305,13 @@ def fit_random_intercept(
     return fitted, start_seconds + fitted.runtime_s
 
 
-STUDY = Study(
+STUDY = Study.over_splits(
     "toenail",
     METHODS,
     PAPER_PROTOCOL,
     QUICK_PROTOCOL,
     DEFAULT_SEED,
     default_methods=DEFAULT_METHODS,
-    n_datasets_field="n_splits",
-    n_datasets_text="Number of splits",
 )
 
 
