@@ -15,7 +15,7 @@ from bayesvm.models import MixedSVM
 
 from conftest import assert_means_within, assert_never_decreases, simulate_logistic
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

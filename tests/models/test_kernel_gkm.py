@@ -28,7 +28,7 @@ from bayesvm.models import KernelGKM
 from conftest import FAMILY_LEVEL, NUTS_CORES, assert_fits_agree, goodness_of_fit
 from gkm_exact import ExactGKM, marginal_covariance, orthant_probability
 
-#: Chi-square goodness-of-fit tests reject at this level (as tests/test_model_search.py).
+#: Chi-square goodness-of-fit tests reject at this level (as tests/blocks/test_model_search.py).
 LEVEL = 1e-3
 #: ``g`` and ``eta`` of the exact comparisons: a weak g-prior, so that the labels move the
 #: posterior away from the prior (total variation 0.17 between them on the problem below).

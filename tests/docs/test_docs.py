@@ -13,7 +13,7 @@ import pytest
 
 jupytext = pytest.importorskip("jupytext", reason="needs the docs extra")
 
-DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 TUTORIALS = DOCS / "tutorials"
 PAGES = sorted(path for path in TUTORIALS.glob("*.md") if path.name != "index.md")
 GUIDE = DOCS / "guide"
