@@ -48,8 +48,6 @@ from bayesvm.files import locked_folder, write_csv, write_text
 
 __all__ = [
     "locks_out_dir",
-    "SplitStudy",
-    "split_study",
     "Task",
     "task_seed",
     "check_methods",
@@ -161,57 +159,6 @@ def split_tasks(
             {"dataset": name, "split": split} for name in datasets for split in range(n_splits)
         )
     ]
-
-
-@dataclass(frozen=True)
-class SplitStudy:
-    """A study over random splits, ready to run: its checked methods, its protocol, its
-    output folder (created), one task per split and the settings its rows depend on.
-    """
-
-    methods: tuple
-    protocol: object
-    out_dir: Path
-    tasks: list
-    settings: dict
-
-
-def split_study(
-    study: str,
-    function: Callable,
-    *,
-    methods,
-    allowed: Sequence[str],
-    paper,
-    quick_protocol,
-    quick: bool,
-    n_datasets: int | None,
-    seed: int,
-    out_dir,
-    datasets: Sequence[str] | None = None,
-) -> SplitStudy:
-    """Prepare ``study``: :func:`check_methods`, :func:`choose_protocol` (``n_datasets``
-    splits), the folder ``out_dir``, :func:`split_tasks` of ``function`` (for each of
-    ``datasets`` when given) and :func:`study_settings` (with ``datasets``).
-    """
-    methods = check_methods(methods, allowed)
-    protocol = choose_protocol(
-        paper, quick_protocol, quick=quick, n_datasets=n_datasets, field="n_splits"
-    )
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = split_tasks(
-        function,
-        protocol.n_splits,
-        datasets=datasets,
-        seed=seed,
-        methods=methods,
-        protocol=protocol,
-    )
-    settings = study_settings(study, methods=methods, quick=quick, seed=seed, protocol=protocol)
-    if datasets is not None:
-        settings["datasets"] = tuple(datasets)
-    return SplitStudy(methods, protocol, out_dir, tasks, settings)
 
 
 class ResumeMismatchError(ValueError):

@@ -1,6 +1,5 @@
 import json
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,6 @@ from bayesvm.case_studies.runner import (
     check_methods,
     run_tasks,
     settings_path,
-    split_study,
     split_tasks,
     task_seed,
 )
@@ -264,27 +262,3 @@ def test_split_tasks_over_data_sets_are_keyed_by_both():
     ]
     assert tasks[3].kwargs == {"dataset": "twonorm", "split": 1, "seed": 0}
     assert [task.key for task in split_tasks(draw_rows, 2, seed=0)] == [{"split": 0}, {"split": 1}]
-
-
-@dataclass(frozen=True)
-class Sizes:
-    n_splits: int = 3
-
-
-def test_split_study_over_data_sets_records_them(tmp_path):
-    study = split_study(
-        "demo",
-        draw_rows,
-        methods=["a"],
-        allowed=("a", "b"),
-        paper=Sizes(),
-        quick_protocol=Sizes(1),
-        quick=False,
-        n_datasets=2,
-        seed=4,
-        out_dir=tmp_path / "out",
-        datasets=("x", "y"),
-    )
-    assert len(study.tasks) == 4 and study.tasks[-1].key == {"dataset": "y", "split": 1}
-    assert study.settings["datasets"] == ("x", "y") and study.settings["n_splits"] == 2
-    assert (tmp_path / "out").is_dir()
