@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 import bayesvm
+from bayesvm.fit_file import FORMAT_VERSION, model_from_dataset, model_to_dataset
 from bayesvm.models import (
     FixedGaussian,
     Laplace,
@@ -23,7 +24,6 @@ from bayesvm.models import (
     MissingDataSVM,
     MixedSVM,
 )
-from bayesvm.fit_file import FORMAT_VERSION, model_from_dataset, model_to_dataset
 
 from conftest import simulate_logistic
 
