@@ -12,15 +12,14 @@ The settings the rows depend on (methods, protocol sizes, seed, ...) are written
 results (:func:`write_settings`); ``resume`` refuses results written with other settings
 (:func:`check_resume_settings`), so that one CSV never mixes rows of two experiments.
 
-Every case study's ``run(out_dir, ...)`` is decorated with :func:`locks_out_dir`: while it runs,
-no other run may use ``out_dir``. Each file is written whole or not at all
-(:mod:`bayesvm.files`).
+Every case study's ``run(out_dir, ...)`` holds ``out_dir`` while it runs
+(:mod:`bayesvm.case_studies.study`): no other run may use it. Each file is written whole or not
+at all (:mod:`bayesvm.files`).
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import multiprocessing
@@ -44,10 +43,9 @@ from rich.progress import (
 from threadpoolctl import threadpool_limits
 
 import bayesvm
-from bayesvm.files import locked_folder, write_csv, write_text
+from bayesvm.files import write_csv, write_text
 
 __all__ = [
-    "locks_out_dir",
     "Task",
     "task_seed",
     "check_methods",
@@ -72,23 +70,6 @@ TRUST_WARNINGS = (
 
 _VERSION_KEY = "bayesvm_version"  # in a settings file
 _NOT_RECORDED = object()  # a setting that one of two runs compared does not have
-
-
-def locks_out_dir(run: Callable) -> Callable:
-    """Decorate a case study's ``run(out_dir, ...)`` to hold ``out_dir`` while it runs.
-
-    The folder is created if needed and locked (:func:`bayesvm.files.locked_folder`) before
-    anything else is done, and released when ``run`` returns or raises: a second run into the
-    same folder, from any process, stops at once with
-    :class:`~bayesvm.files.FolderInUseError`, leaving the first run's files alone.
-    """
-
-    @functools.wraps(run)
-    def locked_run(out_dir, *args, **kwargs):
-        with locked_folder(out_dir):
-            return run(out_dir, *args, **kwargs)
-
-    return locked_run
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import pytest
 from bayesvm import cli
 from bayesvm.bench import targets as bench_targets
 from bayesvm.case_studies import simulated
-from bayesvm.case_studies.runner import ResumeMismatchError, locks_out_dir
-from bayesvm.files import LOCK_FILE_NAME, FolderInUseError
+from bayesvm.case_studies.runner import ResumeMismatchError
+from bayesvm.files import LOCK_FILE_NAME, FolderInUseError, locked_folder
 
 matplotlib.use("Agg")
 
@@ -435,10 +435,13 @@ def test_reproduce_takes_over_the_folder_of_a_killed_run_with_a_warning(
     holder.kill()  # kill -9: the lock stays behind
     holder.wait()
     held_by = []
+
+    def run(out_dir, **kwargs):
+        with locked_folder(out_dir):
+            held_by.append(json.loads((Path(out_dir) / LOCK_FILE_NAME).read_text()))
+
     module = types.ModuleType("fake_case_study")
-    module.run = locks_out_dir(
-        lambda out_dir, **kwargs: held_by.append(json.loads((out_dir / LOCK_FILE_NAME).read_text()))
-    )
+    module.run = run
     monkeypatch.setitem(sys.modules, "fake_case_study", module)
     monkeypatch.setitem(cli.CASE_STUDIES, "simulated", "fake_case_study")
     assert cli.main(["reproduce", "simulated", "--out", str(tmp_path)]) == 0
