@@ -197,7 +197,9 @@ class Block:
 
     def log_density(self, stats: Stats) -> float:
         """Log of the factors the block owns at the current values (latent blocks: with
-        themselves integrated out), up to a constant. EM's objective is the sum.
+        themselves integrated out), up to a constant. EM's objective is the sum; with
+        :meth:`log_jacobian` it is also the model's density
+        (:meth:`~bayesvm.models.BlockModel.log_density`).
         """
         return 0.0
 
@@ -218,6 +220,34 @@ class Block:
     def mode_stats(self, stats: Stats) -> dict[str, int]:
         """Counts that describe a mode, reported in EM's ``sample_stats``."""
         return {}
+
+    # -- the model's density -----------------------------------------------------------------
+    def point_stats(self, point: Mapping[str, np.ndarray], stats: Stats):
+        """The block's statistics at the canonical values ``point`` (one draw of the model's
+        posterior variables by name, as in ``idata.posterior``), given those of the blocks
+        before it. A block that reports nothing is an augmentation that :meth:`log_density`
+        integrates out: it has no statistics (None) unless it says otherwise.
+        """
+        if self.var_names:
+            raise NotImplementedError(f"{type(self).__name__} gives no statistics at a point")
+        return None
+
+    def log_jacobian(self, stats: Stats) -> float:
+        """``log |dm / dr|`` from the reported variables ``r`` to the parameterisation ``m`` in
+        which :meth:`log_density` is written (the one EM's CM-step maximises over), at the
+        current values: 0 where they coincide. ``log_density + log_jacobian`` is the density
+        of the reported variables.
+        """
+        return 0.0
+
+    def pymc_log_jacobian(self, values: Mapping[str, np.ndarray]) -> float:
+        """``log`` of the density of the block's variables in :meth:`to_pymc` over the density
+        of its reported variables, up to a constant, at PyMC's ``values`` (each free
+        variable, untransformed, and each deterministic, by name): the change of variables'
+        Jacobian and the density of any variable PyMC adds. 0 where PyMC declares the
+        reported variables themselves, or a constant map of them.
+        """
+        return 0.0
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

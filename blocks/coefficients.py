@@ -212,6 +212,11 @@ class GaussianCoefficients(Block):
         """
         return {"n_zero": int(np.sum(stats[self.name].mean == 0.0))}
 
+    # -- the model's density -----------------------------------------------------------------
+    def point_stats(self, point, stats) -> CoefficientStats:
+        """Statistics at the segments' values in ``point``."""
+        return self.at(np.concatenate([np.atleast_1d(point[s.name]) for s in self.segments]))
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """Declare each segment with its prior; ``f`` is the linear predictor."""

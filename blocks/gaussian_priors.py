@@ -96,6 +96,10 @@ class FixedPrecision(Block):
         square = stats[self.coefficients].square[self.segment]
         return -0.5 * float(np.sum(self.stats.precision * square))
 
+    def point_stats(self, point, stats) -> PriorStats:
+        """The constant precision."""
+        return self.stats
+
     def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """``(precision, 0)``."""
         return self.stats.precision, np.zeros_like(self.stats.precision)
@@ -115,6 +119,15 @@ class FixedPrecision(Block):
 #: ``alpha``): its prior mean (None, the papers' start) and 1 (unit prior variance); VB keeps
 #: the ascent with the larger bound (:func:`bayesvm.drivers.run_ascent_from`).
 PRECISION_STARTS = (None, 1.0)
+
+
+def _log_derivative(parameterisation: str, log_lam):
+    """``log |d m(lambda) / d lambda|`` for ``m`` the precision ``lambda``, the variance
+    ``1 / lambda`` or the sd ``lambda^-1/2``, up to a constant.
+    """
+    return {"precision": 0.0 * log_lam, "variance": -2.0 * log_lam}.get(
+        parameterisation, -1.5 * log_lam
+    )
 
 
 class GammaPrecision(Block):
@@ -334,16 +347,45 @@ class GammaPrecision(Block):
 
     def log_density(self, stats) -> float:
         """``log N(theta_s | 0, c^2 / lambda) + log p(lambda)`` in ``mode_of``'s
-        parameterisation, up to a constant.
+        parameterisation, up to a constant (``log p(lambda)`` alone under a ``mixing`` block,
+        which owns the segment's factor).
         """
         lam = stats[self.name].value
-        square = stats[self.coefficients].square[self.segment]
-        multiplicity = self.multiplicity
         # log Gamma(lambda | A, B), or log IG(1/lambda | A, B) = (A + 1) log lambda - B lambda
         exponent = self.shape + 1.0 if self.mode_of == "variance" else self.shape - 1.0
+        hyperprior = float(np.sum(exponent * np.log(lam) - self.rate * lam))
+        if self.mixing is not None:
+            return hyperprior
+        square = stats[self.coefficients].square[self.segment]
+        return (
+            hyperprior
+            + 0.5 * self.multiplicity * float(np.sum(np.log(lam)))
+            - 0.5 * float(np.sum(self._precision(lam) * square))
+        )
+
+    def point_stats(self, point, stats) -> PriorStats:
+        """Statistics at the reported variable's value: ``lambda``, ``1 / lambda`` or
+        ``lambda^-1/2``.
+        """
+        reported = point[self.var_names[0]]
+        return self.at(
+            {"precision": reported, "variance": 1.0 / reported}.get(self.report, reported**-2.0)
+        )
+
+    def log_jacobian(self, stats) -> float:
+        """``log |dm / dr|`` from the reported ``r`` to ``mode_of``'s ``m``, through
+        ``lambda``: ``log |dm / dlambda| - log |dr / dlambda|``.
+        """
+        log_lam = np.log(stats[self.name].value)
         return float(
-            np.sum((0.5 * multiplicity + exponent) * np.log(lam) - self.rate * lam)
-        ) - 0.5 * float(np.sum(self._precision(lam) * square))
+            np.sum(_log_derivative(self.mode_of, log_lam) - _log_derivative(self.report, log_lam))
+        )
+
+    def pymc_log_jacobian(self, values) -> float:
+        """PyMC declares the square of a reported sd: ``-log 2r`` (``dr^2 / dr = 2r``)."""
+        if self.report != "sd":
+            return 0.0
+        return -float(np.sum(np.log(values[self.var_names[0]])))
 
     def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """``(lambda / c^2, 0)`` at the current ``lambda``."""

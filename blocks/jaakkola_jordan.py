@@ -112,6 +112,12 @@ class JaakkolaJordan(Block):
         """The ``xi_n``."""
         return {"xi": (["obs_id"], xi)}
 
+    def log_density(self, stats) -> float:
+        """The exact log likelihood ``sum_n ln sigma(y_n f_n)`` (eq. 38-39) that the bound
+        bounds: the model's density (``xi`` is no variable of the model).
+        """
+        return float(np.sum(log_expit(self.y * stats[self.coefficients].f_mean)))
+
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """The exact likelihood, ``y_n ~ Bernoulli(sigma(f_n))`` (eq. 38-39)."""
         import pymc as pm
@@ -289,6 +295,15 @@ class SequentialJaakkolaJordan(Block):
     def variational_coords(self) -> dict:
         """Coordinates of the covariance's second dimension."""
         return self.coefficients.variational_coords()
+
+    def point_stats(self, point, stats):
+        """The coefficient block's statistics at ``w``."""
+        return self.coefficients.point_stats(point, stats)
+
+    def log_density(self, stats) -> float:
+        """``log N(w | 0, V_0)`` and the exact logistic log likelihood, up to a constant."""
+        inner = {self.name: stats[self.name], self.prior.name: self.prior.stats}
+        return self.prior.log_density(inner) + self.likelihood.log_density(inner)
 
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``w ~ N(0, V_0)`` (eq. 81) and the exact logistic likelihood."""

@@ -93,6 +93,14 @@ class LaplaceScale(Block):
         nu = stats[self.name].nu
         return -(self.shape - 1.0) * np.log(nu) - self.rate / nu
 
+    def point_stats(self, point, stats) -> ScaleStats:
+        """``nu`` from ``point``."""
+        return ScaleStats(float(point["nu"]))
+
+    def log_jacobian(self, stats) -> float:
+        """``log |dt / dnu| = -2 log nu``: :meth:`log_density` is written in ``t = 1/nu``."""
+        return -2.0 * float(np.log(stats[self.name].nu))
+
     def declare(self, variables: dict):
         """``nu ~ IG(a, b)`` in the current PyMC model (once)."""
         import pymc as pm
@@ -246,11 +254,32 @@ class LaplaceMixing(Block):
         """``log Laplace(u | 0, nu c)`` (``omega`` integrated out), up to a constant: with
         a fixed ``nu`` the normaliser ``-m log nu`` is that constant and is left out, so the
         objective is Polson-Scott's ``-2 sum hinge - sum |u_j| / (nu c_j)`` (section 3.1).
+        Where ``b = 1/omega`` is reported it is not integrated out: ``log N(u | 0, c^2 /
+        (lambda b)) + log IG(b | 1, 1/2)``, ``lambda = nu^-2`` (Luts-Ormerod section 3.2).
         """
-        nu = self._nu(stats)
         u = stats[self.coefficients].mean[self.segment]
-        normaliser = u.shape[0] * np.log(nu) if self.scale_block is not None else 0.0
-        return -float(np.sum(np.abs(u) / self.scale)) / nu - normaliser
+        lam, log_lam = self._inverse_square_scale(stats)
+        if self.var_names:
+            b = stats[self.name].value
+            return float(
+                np.sum(
+                    0.5 * (log_lam + np.log(b))
+                    - 0.5 * lam * b * u**2 * self.inv_scale2
+                    - 2.0 * np.log(b)
+                    - 0.5 / b
+                )
+            )
+        learned = self.scale_block is not None or self.variance_block is not None
+        normaliser = 0.5 * u.shape[0] * log_lam if learned else 0.0
+        return normaliser - float(np.sum(np.abs(u) / self.scale)) * np.sqrt(lam)
+
+    def point_stats(self, point, stats) -> PriorStats | None:
+        """``b = 1/omega`` where reported (else integrated out: None)."""
+        if not self.var_names:
+            return None
+        return self._stats(
+            np.asarray(point[self.var_names[0]]), self._inverse_square_scale(stats)[0]
+        )
 
     def penalty(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """``(0, 1 / (nu c))``: the Laplace's ``|u_j| / (nu c_j)`` (``omega`` integrated out)."""

@@ -151,6 +151,54 @@ class BlockModel:
         """Dimensions of each posterior variable (scalars omitted)."""
         return {name: dims for block in self.blocks for name, dims in block.dims.items()}
 
+    # -- the model's density ----------------------------------------------------------------
+    def log_density(self, point) -> float:
+        """The log joint density of the posterior's variables and the data at ``point``, up to
+        a constant: one draw of the canonical variables by name (:attr:`var_names`, as
+        ``idata.posterior`` holds them; a mapping, or an ``xarray.Dataset`` of one draw),
+        augmentation variables integrated out, with respect to Lebesgue measure on the
+        continuous variables as reported (a standard deviation, not its square) and counting
+        measure on indicators.
+
+        It is the sum of the blocks' :meth:`~bayesvm.blocks.Block.log_density` and
+        :meth:`~bayesvm.blocks.Block.log_jacobian` at their statistics at ``point``
+        (:meth:`~bayesvm.blocks.Block.point_stats`), the factors EM maximises; :meth:`to_pymc`
+        states the same density in PyMC's variables (shown equal up to a constant for every
+        model by the test suite, with :meth:`pymc_log_jacobian`).
+        """
+        values = self.point_values(point)
+        stats: dict = {}
+        for block in self.blocks:
+            stats[block.name] = block.point_stats(values, stats)
+        return float(
+            sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
+        )
+
+    def point_values(self, point) -> dict[str, np.ndarray]:
+        """``point``'s canonical variables as float arrays of their posterior shapes; a
+        ``ValueError`` names any that is missing or has the wrong shape.
+        """
+        missing = [name for name in self.var_names if name not in point]
+        if missing:
+            raise ValueError(
+                f"the point lacks {', '.join(missing)} (variables: {', '.join(self.var_names)})"
+            )
+        values = {}
+        for name in self.var_names:
+            value = np.asarray(point[name], dtype=float)
+            shape = tuple(len(self.coords[dim]) for dim in self.dims.get(name, []))
+            if value.shape != shape:
+                raise ValueError(f"{name} has shape {value.shape}; the model's is {shape}")
+            values[name] = value
+        return values
+
+    def pymc_log_jacobian(self, values) -> float:
+        """``log`` of :meth:`to_pymc`'s density over :meth:`log_density`'s at PyMC's values
+        (each free variable untransformed and each deterministic, by name), up to a constant:
+        the sum of the blocks' :meth:`~bayesvm.blocks.Block.pymc_log_jacobian`.
+        """
+        return float(sum(block.pymc_log_jacobian(values) for block in self.pymc_blocks()))
+
     def to_pymc(self, noncentered: bool = False):
         """The model as a PyMC specification, assembled from its blocks' statements.
 
