@@ -92,9 +92,14 @@ class FixedPrecision(Block):
         )
 
     def log_density(self, stats) -> float:
-        """``log N(theta_s | 0, 1 / precision)`` up to a constant."""
-        square = stats[self.coefficients].square[self.segment]
-        return -0.5 * float(np.sum(self.stats.precision * square))
+        """``log N(theta_s | 0, 1 / (precision t))`` up to a constant (``t`` the coefficient
+        block's own scale, 1 but for Drugowitsch's ``tau``).
+        """
+        coefficients = stats[self.coefficients]
+        square = coefficients.square[self.segment]
+        return 0.5 * square.shape[0] * coefficients.log_scale - 0.5 * float(
+            np.sum(self.stats.precision * square)
+        )
 
     def point_stats(self, point, stats) -> PriorStats:
         """The constant precision."""
@@ -356,10 +361,12 @@ class GammaPrecision(Block):
         hyperprior = float(np.sum(exponent * np.log(lam) - self.rate * lam))
         if self.mixing is not None:
             return hyperprior
-        square = stats[self.coefficients].square[self.segment]
+        coefficients = stats[self.coefficients]
+        square = coefficients.square[self.segment]
         return (
             hyperprior
             + 0.5 * self.multiplicity * float(np.sum(np.log(lam)))
+            + 0.5 * square.shape[0] * coefficients.log_scale
             - 0.5 * float(np.sum(self._precision(lam) * square))
         )
 

@@ -221,6 +221,20 @@ class NormalGammaCoefficients(Block):
         """Coordinates of the covariance's second dimension."""
         return {f"{self.dim}_": self.coefficient_names}
 
+    # -- the model's density -----------------------------------------------------------------
+    def point_stats(self, point, stats) -> NormalGammaStats:
+        """Statistics at ``(w, tau)``."""
+        return self._at(np.asarray(point["w"]), float(point["tau"]))
+
+    def log_density(self, stats) -> float:
+        """``log N(y | X w, 1/tau) + log Gam(tau | a0, b0)`` (eq. 1-2), up to a constant;
+        the prior block owns ``w``'s factor.
+        """
+        values = stats[self.name]
+        w, tau = values.mean, values.scale
+        residual = self.yty - 2.0 * w @ self.Xty + w @ self.gram @ w
+        return float((self.shape - 1.0) * values.log_scale - self.b0 * tau - 0.5 * tau * residual)
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``tau ~ Gam(a0, b0)``, ``w`` with the prior block's prior scaled by
