@@ -13,6 +13,8 @@ A sampler's draws are trusted when (Vehtari, Gelman, Simpson, Carpenter & Buerkn
 
 A single chain is judged by cutting it into halves taken as two chains, so that a chain that
 drifts, or sits in one mode for half the run and in another for the rest, fails as it should.
+Where R-hat fails because the chains found several modes (:mod:`bayesvm.samplers.modes`), the
+problem names the modes, their shares of the draws and the parameters that separate them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesvm.results import Fit, build_idata
+from bayesvm.samplers.modes import find_modes
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -56,7 +59,10 @@ def mcmc_problems(idata) -> list[str]:
         stuck = (chains.max("draw") == chains.min("draw")).all("chain").astype(float)
         stuck_name, is_stuck = _worst(stuck, constant, largest=True)
         name, rhat = _worst(rhat_values, constant, largest=True)
-        if is_stuck == 1.0:
+        modes = None if is_stuck != 1.0 and rhat < RHAT_MAX else find_modes(posterior)
+        if modes is not None:
+            problems.append(modes.describe())
+        elif is_stuck == 1.0:
             problems.append(
                 f"R-hat of {stuck_name} is undefined: {disagree}, each staying at one value"
             )
