@@ -133,6 +133,17 @@ class ImputationMean(Block):
         covariance = cholesky_solve(factor, np.eye(self.d))
         return {"mu_x_mean": ([dim], mean), "mu_x_covariance": ([dim, f"{dim}_"], covariance)}
 
+    def point_stats(self, point, stats) -> MeanStats:
+        """``mu_x`` from ``point``."""
+        return MeanStats(point["mu_x"], np.zeros((self.d, self.d)))
+
+    def log_density(self, stats) -> float:
+        """``log N(mu_x | 0, sigma2_mu I) = -mu_x^T mu_x / (2 sigma2_mu)`` up to a constant
+        (Luts-Ormerod section 3.3, the imputation model's prior on ``mu``).
+        """
+        mean = stats[self.name].mean
+        return -0.5 * float(mean @ mean) / self.sigma2_mu
+
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``mu_x ~ N(0, sigma2_mu I)``."""
         import pymc as pm
@@ -264,6 +275,30 @@ class ImputationCovariance(Block):
         """``q(Sigma_x)``'s scale matrix and degrees of freedom."""
         factor, df = params
         return {"Sigma_x_scale": (self.dims["Sigma_x"], factor @ factor.T), "Sigma_x_df": ((), df)}
+
+    def point_stats(self, point, stats) -> CovarianceStats:
+        """``Lambda = Sigma_x^-1`` and ``log |Lambda|`` at ``Sigma_x`` from ``point``."""
+        return self._at(point["Sigma_x"])
+
+    def log_density(self, stats) -> float:
+        """``log prod_i N(d_i | mu_x, Sigma_x) + log IW(Sigma_x | Psi, nu)`` over the completed
+        rows, up to a constant: ``(n + nu + d + 1) log |Lambda| / 2 - tr((S + Psi) Lambda) / 2``
+        with ``S = sum_i (d_i - mu_x)(d_i - mu_x)^T`` (Luts-Ormerod section 3.3, the
+        imputation model ``d_i | mu, Sigma ~ N(mu, Sigma)``, ``Sigma ~ IW(Psi, nu)``).
+        """
+        n, scatter = _row_moments(stats, self.cells, self.mean)
+        current = stats[self.name]
+        return 0.5 * (n + self.nu + self.d + 1.0) * current.log_det_precision - 0.5 * float(
+            np.sum((scatter + self.psi) * current.precision)
+        )
+
+    def pymc_log_jacobian(self, values) -> float:
+        """``log |d Sigma_x / d(s, lower part)| = sum_j (d - j + 2) log L_jj`` up to a
+        constant, ``j = 1..d``, ``L`` the Cholesky factor of ``Sigma_x`` and ``s = log dg(L)``:
+        PyMC's free variables (:meth:`to_pymc`), whose ``Sigma_x_prior`` potential holds it.
+        """
+        log_diagonal = np.log(np.diag(cholesky_lower(np.asarray(values["Sigma_x"]))))
+        return float((self.d + 1.0 - np.arange(self.d)) @ log_diagonal)
 
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``Sigma_x = L L^T`` with ``L`` lower triangular, its diagonal ``exp(s)``: flat

@@ -337,6 +337,23 @@ class InclusionCoefficients(Block):
         """Coordinates of the covariance."""
         return {"coefficient": self.coefficient_names, "coefficient_": self.coefficient_names}
 
+    # -- the model's density -----------------------------------------------------------------
+    def point_stats(self, point, stats) -> InclusionStats:
+        """Statistics at ``theta = (beta, v)`` and ``gamma`` (``u = gamma v`` follows), with
+        ``f = C (gamma~ o theta)``: the linear predictor ``X beta + Z Gamma v`` of
+        Luts-Ormerod section 3.2's likelihood; the priors read ``v`` in every column.
+        """
+        theta = np.concatenate([np.atleast_1d(point[s.name]) for s in self.segments])
+        return self._at(theta, np.asarray(point["gamma"], dtype=float))
+
+    def log_density(self, stats) -> float:
+        """``log p(gamma) = sum_k gamma_k log rho + (1 - gamma_k) log(1 - rho)``, ``gamma_k ~
+        Bernoulli(rho)`` (Luts-Ormerod section 3.2; Polson-Scott section 4.2, ``p(gamma)``
+        of eq. 16); the priors of ``beta`` and of ``v`` in every column, inactive ones
+        included, are their blocks'.
+        """
+        return float(self.log_prior(stats[self.name].inclusion.sum()))
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``beta`` and ``v`` with their priors, ``gamma ~ Bernoulli(rho)``, ``u = gamma v``."""

@@ -388,6 +388,17 @@ class MissingCells(Block):
             variance[pattern.cells] = (c.scales[:, None, :] * c.transform**2).sum(axis=-1)
         return mean, variance
 
+    # -- the model's density -----------------------------------------------------------------
+    def point_stats(self, point, stats) -> CellStats:
+        """The design ``D`` completed by the cells ``x_mis`` (row by row) and the predictor
+        ``f = 1 beta + D u`` of Luts-Ormerod section 3.3's regression component, at the
+        coefficient block's values. The cells' density, ``prod_i N(d_i | mu_x, Sigma_x)``, is
+        the covariance block's (:mod:`bayesvm.blocks.imputation_model`).
+        """
+        design = self.first_guess.copy()
+        design[self.mask] = point["x_mis"]
+        return CellStats(design, self._predictor_mean(design, stats[self.coefficients]), 0.0)
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """The cells as free variables (their density is the covariance block's statement),
