@@ -246,6 +246,26 @@ class Fit:
         return None if self.lower_bound_trace is None else float(self.lower_bound_trace[-1])
 
     @property
+    def optima(self):
+        """VB only (else None): every distinct optimum of the bound that VB's starts reached
+        (:mod:`bayesvm.vb.optima`), as an ``xarray.Dataset`` along ``optimum`` (0: this fit's):
+        ``bound`` and ``q``'s mean of each variable. Several optima mean several modes, which
+        the bound cannot rank by posterior mass.
+        """
+        if not self.is_variational or "optimum_bound" not in self.idata["variational"]:
+            return None
+        group = self.idata["variational"]
+        names = {"optimum_bound": "bound"}
+        names.update(
+            {
+                name: name.removeprefix("optimum_mean_")
+                for name in group.data_vars
+                if name.startswith("optimum_mean_")
+            }
+        )
+        return group[list(names)].rename(names)
+
+    @property
     def is_variational(self) -> bool:
         """Whether the fit holds ``q``'s parameters (a VB fit)."""
         return "variational" in self.idata.groups()

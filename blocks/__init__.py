@@ -1,6 +1,6 @@
 """Blocks: the conditionally conjugate pieces every model is composed of (:mod:`.base`)."""
 
-from bayesvm.blocks.base import DRIVERS, Block, block_drivers
+from bayesvm.blocks.base import DRIVERS, Block, block_drivers, dispersed_start
 from bayesvm.blocks.coefficients import CoefficientStats, GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import FixedPrecision, GammaPrecision, PriorStats
 from bayesvm.blocks.hinge import HingeAugmentation, LikelihoodStats
@@ -17,6 +17,7 @@ __all__ = [
     "DRIVERS",
     "Block",
     "block_drivers",
+    "dispersed_start",
     "CoefficientStats",
     "GaussianCoefficients",
     "Segment",

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["Block", "Stats", "DRIVERS", "block_drivers"]
+__all__ = ["Block", "Stats", "DRIVERS", "block_drivers", "dispersed_start"]
 
 Stats = Mapping[str, object]
 """The statistics of every block visited so far, by block name."""
@@ -83,6 +83,13 @@ class Block:
     def sample(self, params, rng: np.random.Generator):
         """Statistics of a draw from the conditional."""
         raise NotImplementedError
+
+    def sample_step(self, params, rng: np.random.Generator):
+        """``(statistics, info)`` of the Gibbs sweep's update of the block: :meth:`sample`'s
+        draw and no info, unless the update is a Metropolis-Hastings step whose ``info``
+        reports its acceptance (kept in ``sample_stats`` like :meth:`jump_step`'s).
+        """
+        return self.sample(params, rng), {}
 
     def record(self, stats) -> dict[str, np.ndarray]:
         """The reported posterior variables at a value (Gibbs draws, EM mode)."""
@@ -249,6 +256,13 @@ class Block:
         """
         return 0.0
 
+    def pymc_values(self, point: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The values of the block's variables in :meth:`to_pymc` at the canonical values
+        ``point`` (a start for NUTS): its reported variables, by default; PyMC ignores those
+        it computes rather than declares (a start the block cannot map is PyMC's own).
+        """
+        return {name: point[name] for name in self.var_names if name in point}
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """Declare the block's statements in the current PyMC model, reading and adding to
@@ -269,3 +283,14 @@ def block_drivers(blocks) -> list[str]:
     if all("svi" in block.drivers for block in blocks):
         drivers.append("svi")
     return drivers
+
+
+def dispersed_start(blocks, rng: np.random.Generator) -> dict:
+    """Every block's statistics at a dispersed starting value, in visiting order
+    (:meth:`Block.initial_value`): the start of a Gibbs chain, of a NUTS chain
+    (:func:`bayesvm.samplers.nuts.dispersed_starts`) and of VB's dispersed ascents.
+    """
+    stats: dict = {}
+    for block in blocks:
+        stats[block.name] = block.initial_value(stats, rng)
+    return stats

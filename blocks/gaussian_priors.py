@@ -400,6 +400,13 @@ class GammaPrecision(Block):
         return precision, np.zeros_like(precision)
 
     # -- PyMC -------------------------------------------------------------------------------
+    def pymc_values(self, point) -> dict[str, np.ndarray]:
+        """The reported variable, or the square PyMC declares of a reported sd."""
+        reported = self.var_names[0]
+        if self.report == "sd":
+            return {f"{reported}_squared": np.asarray(point[reported]) ** 2}
+        return {reported: point[reported]}
+
     def declare(self, variables: dict):
         """Declare ``lambda`` as the reported variable (once); returns ``1 / lambda``."""
         import pymc as pm

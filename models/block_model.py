@@ -199,6 +199,15 @@ class BlockModel:
         """
         return float(sum(block.pymc_log_jacobian(values) for block in self.pymc_blocks()))
 
+    def pymc_values(self, point) -> dict[str, np.ndarray]:
+        """The values of :meth:`to_pymc`'s variables at the canonical values ``point``, as
+        far as the blocks map them (:meth:`~bayesvm.blocks.Block.pymc_values`).
+        """
+        values: dict = {}
+        for block in self.pymc_blocks():
+            values.update(block.pymc_values(point))
+        return values
+
     def to_pymc(self, noncentered: bool = False):
         """The model as a PyMC specification, assembled from its blocks' statements.
 

@@ -13,8 +13,11 @@ first block's dispersed value and the others drawn given it.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from bayesvm.blocks import dispersed_start
 from bayesvm.drivers import run_mcmc
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit
@@ -31,8 +34,8 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     update. Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
     interweaving of a learned scale, :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
     ``step(stats, rng) -> (stats, info)`` returns the sweep's diagnostics in ``info`` (the
-    jumps' ``accept_rate``); ``record`` returns the posterior variables and the blocks' sample
-    statistics.
+    jumps' ``accept_rate``, a Metropolis-Hastings update's acceptance); ``record`` returns the
+    posterior variables and the blocks' sample statistics.
     """
     by_name = {block.name: block for block in blocks}
     sweep = []
@@ -46,12 +49,6 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
                     f"{type(move).__name__} integrates {move.stale!r} out: the sweep must draw "
                     f"it right after {block.name!r}"
                 )
-
-    def init(rng) -> dict:
-        stats: dict = {}
-        for block in blocks:
-            stats[block.name] = block.initial_value(stats, rng)
-        return stats
 
     def step(stats: dict, rng) -> tuple[dict, dict]:
         info: dict = {}
@@ -68,12 +65,14 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
             values.update(block.sample_stats(stats[block.name]))
         return values
 
-    return init, step, record
+    return partial(dispersed_start, blocks), step, record
 
 
 def _block_update(block, jumps: bool, moves: int | None):
-    """``update(stats, rng) -> ({block.name: statistics}, info)``: a draw from the block's
-    conditional (no info), or its trans-dimensional moves (``jumps``) and their info.
+    """``update(stats, rng) -> ({block.name: statistics}, info)``: the block's update
+    (:meth:`~bayesvm.blocks.Block.sample_step`: a draw from its conditional, or a
+    Metropolis-Hastings step and its acceptance), or its trans-dimensional moves (``jumps``)
+    and their info.
     """
     if jumps and "rj" in block.drivers:
 
@@ -82,7 +81,12 @@ def _block_update(block, jumps: bool, moves: int | None):
             return {block.name: value}, info
 
         return jump
-    return lambda stats, rng: ({block.name: block.sample(block.conditional(stats), rng)}, {})
+
+    def draw(stats, rng):
+        value, info = block.sample_step(block.conditional(stats), rng)
+        return {block.name: value}, info
+
+    return draw
 
 
 @register("gibbs", block_driver("gibbs"))

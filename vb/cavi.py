@@ -15,9 +15,11 @@ import itertools
 
 import numpy as np
 
-from bayesvm.drivers import run_ascent_from
+from bayesvm.blocks import dispersed_start
+from bayesvm.drivers import run_ascent, run_ascent_from
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
+from bayesvm.vb.optima import distinct_optima, optima_problem, optimum_group
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
@@ -70,6 +72,7 @@ def fit_vb(
     max_iter: int | None = None,
     accelerate: bool = True,
     subsample: bool = True,
+    starts: int = 2,
     draws: int = 1000,
     seed=None,
     progressbar: bool = True,
@@ -78,7 +81,11 @@ def fit_vb(
 
     A model with several starting points (a learned shrinkage with Drugowitsch's hyperprior:
     its prior mean and 1) runs a few iterations from each and goes on from the one with the
-    larger bound (:func:`bayesvm.drivers.run_ascent_from`).
+    larger bound (:func:`bayesvm.drivers.run_ascent_from`). That ascent, from the papers'
+    start, is the fit; ``starts - 1`` more ascents from dispersed points look for other
+    optima (:mod:`bayesvm.vb.optima`): every distinct optimum is kept in ``fit.optima``, and
+    where there are several, ``problems`` says so, since the bound cannot tell which holds
+    the posterior mass.
 
     Parameters
     ----------
@@ -104,6 +111,11 @@ def fit_vb(
         then begins near its optimum and needs a third to a half of the sweeps; the fixed point is
         the same (the bound still never decreases from that start). ``False`` starts from
         the blocks' own starting points, as the papers do.
+    starts : int
+        Ascents: the papers' start and ``starts - 1`` dispersed ones (the blocks' dispersed
+        values, :func:`~bayesvm.blocks.dispersed_start`, drawn with a fixed seed, so the fit
+        stays deterministic). A model without Gibbs updates, or a fit started from a
+        subsample, has the first alone.
     draws : int
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
         samplers; ``q``'s parameters are in the ``variational`` group.
@@ -114,33 +126,63 @@ def fit_vb(
     """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
+    if int(starts) != starts or starts < 1:
+        raise ValueError(f"starts must be a positive integer; got {starts!r}")
     settings = model.vb_settings
-    result, sweeps = _ascend(
-        model,
+    options = dict(
         tol=settings["tol"] if tol is None else tol,
         max_iter=settings["max_iter"] if max_iter is None else max_iter,
         relative=settings["relative"] if relative is None else relative,
-        accelerate=accelerate,
-        subsample=subsample,
-        progressbar=progressbar,
     )
+    result, sweeps, subsampled = _ascend(
+        model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
+    )
+    others = []
+    if not subsampled and not result.interrupted and "gibbs" in model.drivers:
+        others = _dispersed_ascents(model, starts - 1, accelerate, options)
+    optima = distinct_optima(model, [result, *others])
     params, _ = result.state
     fitted = [(block, params[block.name]) for block in model.blocks]
     posterior, variational, coords = q_groups(model, fitted, np.random.default_rng(seed), draws)
     coords["obs_id"] = np.arange(model.n_samples)
     variational["lower_bound"] = (["iteration"], result.trace)
     variational["sweeps"] = ((), sweeps)
+    variational.update(optimum_group(model, optima))
+    coords["optimum"] = np.arange(len(optima))
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
+    problems = list(result.problems)
+    if len(optima) > 1:
+        problems.append(optima_problem(optima, starts))
     return Fit(
         model,
         idata,
         "vb",
         "variational",
         n_iter=result.trace.size,
-        converged=result.converged,
-        problems=result.problems,
+        converged=result.converged and not problems,
+        problems=problems,
         lower_bound_trace=result.trace,
     )
+
+
+#: Seed of VB's dispersed starts (fixed: the same call gives the same fit).
+DISPERSED_SEED = 20140101
+
+
+def _dispersed_ascents(model, count: int, accelerate: bool, options: dict) -> list:
+    """``count`` ascents to convergence from dispersed starts: every block's statistics at a
+    dispersed value (:func:`~bayesvm.blocks.dispersed_start`) but the first's, which the
+    first update computes.
+    """
+    blocks = model.blocks
+    sweep = make_cavi_step(blocks)
+    results = []
+    for rng in np.random.default_rng(DISPERSED_SEED).spawn(count):
+        stats = dispersed_start(blocks, rng)
+        del stats[blocks[0].name]
+        step = Squarem(sweep) if accelerate else _Counted(sweep)
+        results.append(run_ascent(({}, stats), step, **options))
+    return results
 
 
 #: VB starts from a fit to a subsample (:func:`fit_vb`) from this many rows and this much
@@ -156,7 +198,8 @@ SUBSAMPLE_TOL = 1e-4
 
 
 def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressbar):
-    """CAVI over ``model``'s blocks to convergence: the ascent's result and its sweeps.
+    """CAVI over ``model``'s blocks to convergence: the ascent's result, its sweeps and
+    whether it started from a subsample.
 
     Where ``subsample`` applies (:func:`fit_vb`), the ascent starts from the blocks'
     statistics carried over from an ascent on a random subsample of the rows
@@ -177,7 +220,7 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressba
         states = [initial_state(blocks, start) for start in starts]
     else:
         rows, part = smaller
-        result, _ = _ascend(
+        result, _, _ = _ascend(
             part,
             tol=SUBSAMPLE_TOL,
             relative=True,
@@ -198,7 +241,7 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressba
         progressbar=progressbar,
         description="vb",
     )
-    return result, sum(step.sweeps for step in steps)
+    return result, sum(step.sweeps for step in steps), smaller is not None
 
 
 def _subsample(model):
