@@ -288,7 +288,7 @@ def block_drivers(blocks) -> list[str]:
 def dispersed_start(blocks, rng: np.random.Generator) -> dict:
     """Every block's statistics at a dispersed starting value, in visiting order
     (:meth:`Block.initial_value`): the start of a Gibbs chain, of a NUTS chain
-    (:func:`bayesvm.samplers.nuts.dispersed_starts`) and of VB's dispersed ascents.
+    (:func:`bayesvm.samplers.nuts.chain_starts`) and of VB's dispersed ascents.
     """
     stats: dict = {}
     for block in blocks:

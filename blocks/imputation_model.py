@@ -300,6 +300,15 @@ class ImputationCovariance(Block):
         log_diagonal = np.log(np.diag(cholesky_lower(np.asarray(values["Sigma_x"]))))
         return float((self.d + 1.0 - np.arange(self.d)) @ log_diagonal)
 
+    def pymc_values(self, point) -> dict[str, np.ndarray]:
+        """PyMC's ``(s, lower part)`` of the Cholesky factor of ``Sigma_x`` (:meth:`to_pymc`)."""
+        factor = cholesky_lower(np.asarray(point["Sigma_x"]))
+        rows, columns = np.tril_indices(self.d, -1)
+        return {
+            "Sigma_x_log_diagonal": np.log(np.diag(factor)),
+            "Sigma_x_lower": factor[rows, columns],
+        }
+
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``Sigma_x = L L^T`` with ``L`` lower triangular, its diagonal ``exp(s)``: flat
         ``(s, lower part)`` and the potentials ``Sigma_x_prior`` (the IW density with the

@@ -24,8 +24,9 @@ from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_problems
 from bayesvm.samplers.gibbs import make_gibbs_kernel
+from bayesvm.vb.cavi import fit_vb
 
-__all__ = ["fit_nuts", "step_methods", "dispersed_starts", "NUTS_SAMPLERS"]
+__all__ = ["fit_nuts", "step_methods", "chain_starts", "NUTS_SAMPLERS"]
 
 #: NUTS implementations ``fit_nuts`` runs: PyMC's own and nutpie's (an optional extra).
 NUTS_SAMPLERS = ("pymc", "nutpie")
@@ -66,26 +67,33 @@ def step_methods(pymc_model, var_names) -> dict[str, str]:
     return methods
 
 
-def dispersed_starts(model, pymc_model, chains: int, rng: np.random.Generator):
-    """One start per chain for NUTS, each the dispersed start of a Gibbs chain (the blocks'
-    :meth:`~bayesvm.blocks.Block.initial_value`) in PyMC's variables
+def chain_starts(model, pymc_model, chains: int, rng: np.random.Generator):
+    """One start per chain for NUTS in PyMC's variables
     (:meth:`~bayesvm.models.BlockModel.pymc_values`), so that the chains begin in different
     basins rather than all at PyMC's start, where a multimodal posterior can hold them in one
-    (the cardiac model's minor mode lies around ``u = 0``, ``x_mis = 0``). Variables the
-    blocks do not map start where PyMC starts them; None for a model without Gibbs.
+    (the cardiac model's minor mode lies around ``u = 0``, ``x_mis = 0``): the first chain at
+    VB's optimum (``q``'s means; where the model has VB), the others at the dispersed starts
+    of Gibbs chains (the blocks' :meth:`~bayesvm.blocks.Block.initial_value`). Variables the
+    blocks do not map, and indicators, start where PyMC starts them; None for a model with
+    neither VB nor Gibbs.
     """
-    if "gibbs" not in model.drivers:
+    points = []
+    if "vb" in model.drivers:
+        optimum = fit_vb(model, starts=1, draws=1, progressbar=False).optima.isel(optimum=0)
+        points.append({name: optimum[name].to_numpy() for name in optimum.data_vars})
+    if "gibbs" in model.drivers:
+        init, _, record = make_gibbs_kernel(model.blocks)
+        for chain_rng in rng.spawn(chains - len(points)):
+            values = record(init(chain_rng))
+            points.append({name: values[name] for name in model.var_names})
+    if not points:
         return None
-    init, _, record = make_gibbs_kernel(model.blocks)
-    free = {variable.name for variable in pymc_model.free_RVs}
-    starts = []
-    for chain_rng in rng.spawn(chains):
-        values = record(init(chain_rng))
-        point = {name: values[name] for name in model.var_names}
-        starts.append(
-            {name: value for name, value in model.pymc_values(point).items() if name in free}
-        )
-    return starts
+    free = {rv.name for rv in pymc_model.free_RVs if rv.type.dtype.startswith("float")}
+    starts = [
+        {name: value for name, value in model.pymc_values(point).items() if name in free}
+        for point in points[:chains]
+    ]
+    return starts + [{}] * (chains - len(starts))
 
 
 def _nutpie_options(methods: dict[str, str], cores, sample_kwargs: dict) -> dict:
@@ -158,8 +166,9 @@ def fit_nuts(
         once compiled it drew several times more effective draws per second on the SVMs.
     **sample_kwargs
         Passed to ``pymc.sample``. Without ``initvals``, each chain of PyMC's NUTS starts from
-        its own dispersed point (:func:`dispersed_starts`, drawn with ``seed``), not all from
-        PyMC's start, so that chains in different basins can reveal several modes.
+        its own point (:func:`chain_starts`: VB's optimum, then dispersed points drawn with
+        ``seed``), not all from PyMC's start, so that chains in different basins can reveal
+        several modes.
     """
     from bayesvm._arviz import pymc as pm  # imported here: PyMC and ArviZ cost 1 s at startup
 
@@ -175,7 +184,7 @@ def fit_nuts(
             sample_kwargs = _nutpie_options(methods, cores, sample_kwargs)
         elif "initvals" not in sample_kwargs:
             rng = np.random.default_rng(seed)
-            sample_kwargs["initvals"] = dispersed_starts(model, pymc_model, chains, rng)
+            sample_kwargs["initvals"] = chain_starts(model, pymc_model, chains, rng)
         idata = pm.sample(
             draws=draws,
             tune=tune,
