@@ -79,9 +79,9 @@ class GPValues(GaussianCoefficients):
         self.var_names = (var_name,)
         self.dims = {var_name: [dim]}
         self.var_name, self.dim = var_name, dim
-        exact = not np.any(residual_variance > 0.0)
+        self.exact = not np.any(residual_variance > 0.0)
         # Gibbs, EM and NUTS need the full GP: with inducing points (8) is a bound, no model.
-        self.drivers = frozenset({"gibbs", "vb", "em", "svi"} if exact else {"vb", "svi"})
+        self.drivers = frozenset({"gibbs", "vb", "em", "svi"} if self.exact else {"vb", "svi"})
 
     def expected_stats(self, params: GaussianConditional) -> CoefficientStats:
         """Moments under ``q(v)``; ``Var f_i`` adds ``kt_i`` (eq. 6)."""
@@ -153,6 +153,30 @@ class GPValues(GaussianCoefficients):
         transform = triangular_solve(self.whitening, whitening)
         precision, linear = natural
         return transform.T @ precision @ transform, transform.T @ linear
+
+    # -- the model's density (full GP) ------------------------------------------------------
+    def point_stats(self, point, stats) -> CoefficientStats:
+        """Statistics at the GP values ``u`` (``f`` of eq. 5): ``v = L^-1 u``. With inducing
+        points the bound (8) is no model's posterior, which has no density.
+        """
+        if not self.exact:
+            raise ValueError("with inducing points the bound (8) is no model: it has no density")
+        return self.at(triangular_solve(self.whitening, point[self.var_name]))
+
+    @property
+    def log_det_whitening(self) -> float:
+        """``log |L| = log |K_ZZ| / 2`` (eq. 5's prior covariance ``K``, factored)."""
+        return float(np.sum(np.log(np.diag(self.whitening))))
+
+    def log_jacobian(self, stats) -> float:
+        """``log |dv / du| = -log |L|``: the unit prior's density is written in ``v = L^-1 u``
+        (eq. 5's ``u ~ N(0, K)`` whitened).
+        """
+        return -self.log_det_whitening
+
+    def pymc_log_jacobian(self, values) -> float:
+        """:meth:`to_pymc` declares ``v`` and ``u = L v``: ``log |du / dv| = log |L|``."""
+        return self.log_det_whitening
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

@@ -47,7 +47,7 @@ from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
 from bayesvm.blocks.design import FeatureDesign
 from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
 from bayesvm.blocks.model_search import JumpSettings, jump
-from bayesvm.linalg import cholesky_lower, cholesky_solve
+from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 
 __all__ = ["KernelCoefficients", "KernelStats", "PrecisionSolve", "SilvermanG", "EIGEN_FLOOR"]
 
@@ -215,12 +215,27 @@ class KernelCoefficients(Block):
         self._kernel_factor: tuple = ((), None)
 
     @cached_property
-    def eigenbasis(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(Psi, U Lambda^-1/2)``: the features ``f = Psi b`` and the map ``beta = U
-        Lambda^-1/2 b`` (computed on first use; reversible jump never needs them).
+    def spectrum(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(Lambda, U)`` of ``K = U Lambda U^T`` (section 2.2), the eigenvalues raised to at least
+        :data:`EIGEN_FLOOR` of the largest (computed on first use; reversible jump never needs
+        them).
         """
         eigenvalues, eigenvectors = np.linalg.eigh(self.kernel)
-        eigenvalues = np.maximum(eigenvalues, EIGEN_FLOOR * eigenvalues[-1])
+        return np.maximum(eigenvalues, EIGEN_FLOOR * eigenvalues[-1]), eigenvectors
+
+    @cached_property
+    def log_sqrt_det(self) -> float:
+        """``log |Lambda| / 2 = log |db / dbeta|`` with every vector active (section 2.2's ``b =
+        Psi' beta``, ``Psi = U Lambda^1/2``).
+        """
+        return 0.5 * float(np.sum(np.log(self.spectrum[0])))
+
+    @cached_property
+    def eigenbasis(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(Psi, U Lambda^-1/2)``: the features ``f = Psi b`` and the map ``beta = U
+        Lambda^-1/2 b``.
+        """
+        eigenvalues, eigenvectors = self.spectrum
         return eigenvectors * np.sqrt(eigenvalues), eigenvectors / np.sqrt(eigenvalues)
 
     @cached_property
@@ -459,6 +474,79 @@ class KernelCoefficients(Block):
     def variational_coords(self) -> dict:
         """Coordinates of the covariance."""
         return self.all_active.variational_coords()
+
+    # -- the model's density (Zhang et al. section 3.1) ------------------------------------
+    def point_stats(self, point, stats) -> KernelStats:
+        """Statistics at ``(u, beta, gamma)``, the inverse of :meth:`record`: with every vector
+        active, BGKM's ``b = Lambda^1/2 U^T beta`` in the floored eigenbasis (section 2.2's ``b
+        = Psi' beta``; what Gibbs, VB and :meth:`to_pymc` hold, and where a singular ``K``
+        leaves ``beta`` only its image of ``b``); otherwise FBGKM's ``b_gamma = L^T beta_gamma``,
+        ``L L^T = K_gamma,gamma`` (eq. 7), left 0 where :meth:`_active_factor` finds the set
+        singular (:meth:`log_jacobian` is then ``-inf``). ``beta`` must be 0 off the active set.
+        """
+        gamma, beta = point["gamma"], point["beta"]
+        if not np.all((gamma == 0.0) | (gamma == 1.0)):
+            raise ValueError("gamma must hold 0s and 1s")
+        if np.any(beta[gamma == 0.0] != 0.0):
+            raise ValueError("beta must be 0 where gamma is 0 (eq. 7's point mass)")
+        active = np.flatnonzero(gamma)
+        if active.size == self.n:
+            eigenvalues, eigenvectors = self.spectrum
+            theta = np.concatenate(
+                [[point["intercept"]], np.sqrt(eigenvalues) * (beta @ eigenvectors)]
+            )
+            return self._all_active_stats(self.all_active.at(theta), True)
+        factor = self._active_factor(active)
+        whitened = np.zeros(active.size) if factor is None else beta[active] @ factor
+        return self._at_active(
+            active, np.concatenate([[point["intercept"]], beta[active]]), whitened
+        )
+
+    def _active_factor(self, active: np.ndarray) -> np.ndarray | None:
+        """``chol(K_gamma,gamma)``, or None where a vector's Schur complement in the others is
+        at most :data:`~bayesvm.blocks.active_set.PIVOT_TOL` of its diagonal entry: such a set's
+        (Moore-Penrose, section 2.2) g-prior has no density on ``R^n_gamma``, and reversible jump
+        never enters it.
+        """
+        kernel = self.kernel[np.ix_(active, active)]
+        try:
+            factor = cholesky_lower(kernel)
+        except np.linalg.LinAlgError:
+            return None
+        return factor if np.all(np.diag(factor) ** 2 > PIVOT_TOL * np.diag(kernel)) else None
+
+    def log_density(self, stats) -> float:
+        """``log p(gamma)`` (eq. 10; ``-inf`` beyond ``k_max``) and the point masses at
+        ``beta_j = 0`` off the active set (eq. 7), which replace the ``N(0 | 0, 1 / g)`` factors
+        that the prior of ``b`` writes for the whole segment padded with zeros: ``log p(gamma) -
+        (n - n_gamma) log(g / 2 pi) / 2``. With the priors' ``log N(u | 0, 1 / eta)`` and ``log
+        N(b_gamma | 0, I / g)`` and :meth:`log_jacobian` it makes section 3.1's ``p(beta_gamma |
+        g, gamma) = N(0, (g K_gamma,gamma)^-1)``.
+        """
+        n_active = stats[self.name].n_active
+        n_active = self.n if n_active is None else n_active
+        if n_active > self.k_max:
+            return -np.inf
+        _, g = self._precisions(stats)
+        return self.log_prior(n_active) - 0.5 * (self.n - n_active) * np.log(g / (2.0 * np.pi))
+
+    def log_jacobian(self, stats) -> float:
+        """``log |db / dbeta_gamma|``: ``log |L| = log |K_gamma,gamma| / 2`` over an active set
+        (``-inf`` where :meth:`_active_factor` finds it singular), ``log |Lambda| / 2`` with
+        every vector active (section 2.2's ``b = Psi' beta``).
+        """
+        inclusion = stats[self.name].inclusion
+        if inclusion is None:
+            return self.log_sqrt_det
+        factor = self._active_factor(np.flatnonzero(inclusion))
+        return -np.inf if factor is None else 0.5 * log_det_from_cholesky(factor)
+
+    def pymc_log_jacobian(self, values) -> float:
+        """:meth:`to_pymc` declares ``b`` (``feature_weight``) and ``beta = U Lambda^-1/2 b``
+        with ``gamma = 1`` (BGKM, section 4.1): ``log |dbeta / db| = -log |Lambda| / 2``, a
+        constant.
+        """
+        return -self.log_sqrt_det
 
     # -- PyMC (every vector active) -----------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

@@ -157,6 +157,13 @@ class ProbitAugmentation(Block):
         """The location ``E f_i`` of every ``q(s_i)``."""
         return {"s_location": (["obs_id"], params[0])}
 
+    # -- the model's density ----------------------------------------------------------------
+    def log_density(self, stats) -> float:
+        """``sum_i log Phi(y_i f_i)``: the probit likelihood with ``s`` integrated out (Zhang et
+        al. section 3.1, ``y_i = 1`` iff ``s_i = f_i + eps_i > 0``; Albert & Chib 1993).
+        """
+        return float(np.sum(log_ndtr(self.y * stats[self.coefficients].f_mean)))
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``sum_i log Phi(y_i f_i)`` as the potential ``probit``."""

@@ -4,6 +4,8 @@
   with its exact posterior probability, computed by enumerating the ``2^n`` sets of a problem
   with ``n = 6`` points (:mod:`gkm_exact`); inclusion probabilities and the model-averaged
   predictive (section 3.3) agree within Monte Carlo error.
+* ``log_density`` (FBGKM's, which PyMC cannot state) integrated exactly over the coefficients
+  of each active set gives the enumeration's ``p(gamma | y)``.
 * BGKM (every vector active) by Gibbs and by NUTS agree within Monte Carlo error, for the
   probit and the hinge likelihoods.
 * VB's bound never decreases, and its predictive is close to Gibbs's.
@@ -18,7 +20,7 @@ their Monte Carlo standard errors, Bonferroni-corrected to the family-wise level
 import arviz as az
 import numpy as np
 import pytest
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 from scipy.stats import norm
 
 import bayesvm
@@ -268,6 +270,99 @@ def test_rj_predictive_is_the_exact_model_average(exact, rj_fits, k_max, run):
     np.testing.assert_allclose(predicted, per_draw.mean(axis=(0, 1)), rtol=1e-12)
     z = z_scores(per_draw, reference.predictive(kernel_rows))
     assert np.all(np.abs(z) < norm.isf(FAMILY_LEVEL / 2 / z.size)), z
+
+
+# -- the model's density against the exact posterior ------------------------------------------
+def integrated_density(model: KernelGKM, gamma: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(log c, Q)`` with ``int exp(log_density) du dbeta_gamma = c P(y_i s_i > 0 for all i)``
+    for ``s ~ N(0, Q)``, at ``gamma`` (``g``, ``eta`` fixed).
+
+    ``log_density`` less the probit likelihood ``sum_i log Phi(y_i f_i)``, ``f = C theta`` with
+    ``theta = (u, beta_gamma)`` and ``C = [1, K_gamma]``, must be a quadratic ``a - theta' P
+    theta / 2`` (section 3.1's Gaussian prior): ``P`` is read off by central differences of
+    unit steps (exact for a quadratic) and the quadratic checked at a random point. As
+    ``Phi(y_i f_i) = P(y_i s_i > 0)`` with ``s = f + eps`` (section 3.1), the integral is the
+    orthant probability of ``s ~ N(0, I + C P^-1 C')`` times ``c = exp(a) (2 pi)^(d/2)
+    |P|^-1/2``.
+    """
+    n = model.n_samples
+    active = np.flatnonzero(gamma)
+    design = np.column_stack([np.ones(n), model.kernel_matrix[:, active]])
+    size = design.shape[1]
+
+    def quadratic(theta: np.ndarray) -> float:
+        beta = np.zeros(n)
+        beta[active] = theta[1:]
+        point = {"intercept": theta[0], "beta": beta, "gamma": gamma}
+        return model.log_density(point) - np.sum(log_ndtr(model.y * (design @ theta)))
+
+    a = quadratic(np.zeros(size))
+    steps = np.eye(size)[:, None] + np.eye(size)  # e_i + e_j
+    curvature = np.array([[2 * a - quadratic(x) - quadratic(-x) for x in row] for row in steps])
+    diagonal = np.diag(curvature) / 4  # curvature_ij = P_ii + P_jj + 2 P_ij
+    precision = (curvature - diagonal[:, None] - diagonal) / 2
+    theta = np.random.default_rng(active.size).standard_normal(size)
+    assert quadratic(theta) == pytest.approx(a - theta @ precision @ theta / 2, abs=1e-9)
+    log_c = a + size / 2 * np.log(2 * np.pi) - np.linalg.slogdet(precision)[1] / 2
+    return log_c, np.eye(n) + design @ np.linalg.solve(precision, design.T)
+
+
+def test_log_density_integrates_to_the_exact_posterior_of_each_active_set(exact):
+    """FBGKM's density (eq. 7, 10, section 3.1) integrated over ``(u, beta_gamma)`` at each of
+    the 64 active sets (:func:`integrated_density`) is ``p(gamma) p(y | gamma)`` of the
+    enumeration up to one constant, so it gives the enumeration's ``p(gamma | y)``: ``s``'s
+    covariance is eq. (8)'s ``Q_gamma``, whose orthant probability is the enumeration's ``p(y |
+    gamma)`` itself, and the constant ``c`` is ``p(gamma)`` (eq. 10) up to one factor. Both are
+    exact, so the tolerance is round-off (sums of ``O(10)`` terms, log-determinants of matrices
+    of condition number below 100), and no orthant probability's integration error enters.
+    """
+    reference, model = exact(6), fixed_model(6)
+    log_c = []
+    for gamma in reference.models:
+        log_c_gamma, covariance = integrated_density(model, gamma)
+        expected = marginal_covariance(
+            model.kernel_matrix, model.kernel_matrix, np.flatnonzero(gamma), G, ETA
+        )
+        np.testing.assert_allclose(covariance, expected, rtol=1e-9)
+        log_c.append(log_c_gamma)
+    assert np.ptp(np.array(log_c) - reference.log_prior) < 1e-9
+
+
+def test_learned_precisions_keep_the_density_of_each_active_set():
+    """With ``g`` and ``eta`` learned, ``log_density`` at ``(gamma, u, beta, g, eta)`` is the
+    fixed-``(g, eta)`` model's up to a function of ``(g, eta)``, at every active set: the g
+    block's normaliser counts the ``n_gamma`` active weights (section 3.2's ``g | beta_gamma``).
+    """
+    learned = KernelGKM.from_arrays(X6, Y6)
+    rng = np.random.default_rng(2)
+    gammas = np.vstack([np.ones(6), np.zeros(6), rng.integers(0, 2, (6, 6))])
+    for g, eta in rng.gamma(2.0, size=(3, 2)):
+        fixed = KernelGKM.from_arrays(X6, Y6, g=g, eta=eta)
+        differences = []
+        for gamma in gammas:
+            point = {"intercept": rng.standard_normal(), "beta": gamma * rng.standard_normal(6)}
+            point["gamma"] = gamma
+            differences.append(
+                learned.log_density({**point, "g": g, "eta": eta}) - fixed.log_density(point)
+            )
+        assert np.ptp(differences) < 1e-9, differences
+
+
+def test_log_density_outside_fbgkm_support():
+    """More than ``k_max`` vectors and a set whose ``K_gamma,gamma`` is singular (a repeated
+    point) have density 0; every vector active is BGKM's floored eigenbasis, finite; ``beta``
+    off the active set is refused.
+    """
+    X = np.vstack([X6, X6[:1]])
+    model = KernelGKM.from_arrays(X, np.append(Y6, Y6[0]), g=G, eta=ETA, k_max=6)
+    point = {"intercept": 0.1, "beta": np.full(7, 0.2), "gamma": np.ones(7)}
+    assert model.log_density(point) == -np.inf  # 7 > k_max
+    every = KernelGKM.from_arrays(X, np.append(Y6, Y6[0]), g=G, eta=ETA)
+    assert np.isfinite(every.log_density(point))
+    repeated = np.array([1, 0, 0, 0, 0, 0, 1.0])
+    assert model.log_density({**point, "beta": 0.2 * repeated, "gamma": repeated}) == -np.inf
+    with pytest.raises(ValueError, match="beta must be 0"):
+        model.log_density({**point, "gamma": repeated})
 
 
 # -- the probit's update of s alone -----------------------------------------------------------
