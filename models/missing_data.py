@@ -15,6 +15,15 @@ The model is its blocks: the coefficients on the completed design
 visited in the order of Algorithm 4. Methods: ``"vb"`` (Algorithm 4), ``"gibbs"`` (Appendix
 C) and ``"nuts"`` (PyMC, the missing cells as free variables).
 
+``likelihood="normalized"`` replaces the hinge pseudo-likelihood ``exp(-2 (1 - y_i f_i)_+)`` by
+the proper ``p(y_i | f_i) = exp(-2 (1 - y_i f_i)_+) / Z(f_i)`` with ``Z(f) = exp(-2 (1 - f)_+)
++ exp(-2 (1 + f)_+)`` (:mod:`bayesvm.blocks.normalized_hinge`). The unnormalised hinge rewards
+``|f|`` away from 0 in every row, by up to ``e^2 / 2``, whatever its label; where ``f`` depends
+on imputed cells the imputation collects that reward and inflates the imputed columns'
+coefficients (on the cardiac data a dominant second mode with the log-cholesterol coefficient
+near 0.735, against 0.099 with the normalised likelihood and 0.098 on the complete cases).
+Methods then: ``"gibbs"`` (the hinge's draws corrected by Metropolis-Hastings) and ``"nuts"``.
+
 Prediction integrates the missing part of a new row out: given a posterior draw, ``d_M |
 d_O ~ N(mu_M + Sigma_MO Sigma_OO^-1 (d_O - mu_O), Sigma_MM - Sigma_MO Sigma_OO^-1 Sigma_OM)``
 (the new row's label is unknown, so its hinge factor does not enter), and ``f`` is averaged
@@ -36,6 +45,7 @@ from bayesvm.blocks.missing_cells import (
     mean_filled,
     missing_patterns,
 )
+from bayesvm.blocks.normalized_hinge import NormalizedCells, NormalizedCoefficients, NormalizedHinge
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.links import class_probabilities
 from bayesvm.models.penalties import LearnedGaussian
@@ -46,7 +56,10 @@ from bayesvm.models.validation import (
     encode_labels,
 )
 
-__all__ = ["MissingDataSVM"]
+__all__ = ["MissingDataSVM", "LIKELIHOODS"]
+
+#: The hinge pseudo-likelihood (Luts-Ormerod's) or the likelihood normalised over the labels.
+LIKELIHOODS = ("hinge", "normalized")
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,12 +67,18 @@ class MissingDataSVM(LinearPredictorSVM):
     """Penalised linear Bayesian SVM whose predictors may be missing (NaN).
 
     Build it with :meth:`from_arrays` or :meth:`from_frame`. ``Z`` holds the predictors ``D``
-    with NaN where missing.
+    with NaN where missing; ``likelihood`` is one of :data:`LIKELIHOODS`.
     """
 
     sigma2_mu: float = 1e8
     psi: np.ndarray | None = None
     nu: float = 3.0
+    likelihood: str = "hinge"
+
+    def __post_init__(self):
+        if self.likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {LIKELIHOODS}; got {self.likelihood!r}")
+        super().__post_init__()
 
     @classmethod
     def from_arrays(
@@ -73,6 +92,7 @@ class MissingDataSVM(LinearPredictorSVM):
         sigma2_mu: float = 1e8,
         psi=None,
         nu: float = 3.0,
+        likelihood: str = "hinge",
         feature_names=None,
         positive_class=None,
     ) -> MissingDataSVM:
@@ -94,12 +114,19 @@ class MissingDataSVM(LinearPredictorSVM):
         nu : float
             Its degrees of freedom (``nu <= n_features - 1`` makes it improper, as the paper's
             ``nu = 3`` with 4 predictors: the posterior is still proper).
+        likelihood : {"hinge", "normalized"}
+            ``"hinge"``: the paper's pseudo-likelihood ``exp(-2 (1 - y f)_+)`` (methods VB,
+            Gibbs, NUTS). ``"normalized"``: ``exp(-2 (1 - y f)_+) / Z(f)``, a proper
+            likelihood of the labels (Gibbs with a Metropolis-Hastings correction, NUTS), which
+            does not inflate the imputed columns' coefficients (module docstring).
         feature_names : sequence of str, optional
             Names of the columns of ``D`` (default: a data frame's column names, else
             ``x0, x1, ...``).
         positive_class : optional
             The label coded +1.
         """
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {LIKELIHOODS}; got {likelihood!r}")
         D, names = design_and_names(D, feature_names, name="D", missing=True)
         n_samples, n_features = D.shape
         if n_samples < 2:
@@ -124,6 +151,7 @@ class MissingDataSVM(LinearPredictorSVM):
             sigma2_mu=float(sigma2_mu),
             psi=psi,
             nu=float(nu),
+            likelihood=likelihood,
         )
 
     @classmethod
@@ -167,22 +195,30 @@ class MissingDataSVM(LinearPredictorSVM):
         """
         return DenseDesign(self.X, mean_filled(self.Z))
 
-    def coefficient_block(self, segments: list, names: list) -> ImputedCoefficients:
-        """``(beta, u)`` on the design completed by ``x_mis``."""
-        return ImputedCoefficients(
+    def coefficient_block(self, segments: list, names: list):
+        """``(beta, u)`` on the design completed by ``x_mis`` (under the normalised
+        likelihood, its Gibbs draws corrected by Metropolis-Hastings).
+        """
+        block = ImputedCoefficients(
             self.design_operator, "x_mis", segments, likelihood="hinge", coefficient_names=names
         )
+        return block if self.likelihood == "hinge" else NormalizedCoefficients(block)
 
     def data_blocks(self) -> list:
-        """The missing cells, the hinge (reading the predictor from the cells), ``mu_x`` and
-        ``Sigma_x``: Algorithm 4's order.
+        """The missing cells, the likelihood (the hinge's augmentation, reading the predictor
+        from the cells), ``mu_x`` and ``Sigma_x``: Algorithm 4's order.
         """
         from bayesvm.blocks import HingeAugmentation
 
+        cells = MissingCells(self.X, self.Z, segment_names=("beta", self.weight_name))
+        if self.likelihood == "hinge":
+            likelihood = HingeAugmentation(self.y, coefficients="x_mis")
+        else:
+            cells, likelihood = NormalizedCells(cells), NormalizedHinge(self.y, "x_mis")
         dims = ["effect", "effect_"]
         return [
-            MissingCells(self.X, self.Z, segment_names=("beta", self.weight_name)),
-            HingeAugmentation(self.y, coefficients="x_mis"),
+            cells,
+            likelihood,
             ImputationMean(self.Z, self.sigma2_mu, dim="effect"),
             ImputationCovariance(self.Z, self.psi, self.nu, dims=dims),
         ]
