@@ -66,6 +66,12 @@ class Block:
     learned: bool = False
     var_names: tuple[str, ...] = ()
     dims: dict = {}
+    #: Where each reported variable lives, for those not free on the real line: ``"positive"``,
+    #: ``"covariance"`` (symmetric positive definite), ``"binary"`` (0/1) or ``"derived"`` (a
+    #: function of the others, e.g. ``u = gamma v``). The model's mode masses
+    #: (:mod:`bayesvm.samplers.mode_mass`) integrate over the others in unconstrained
+    #: coordinates.
+    supports: dict = {}
     #: A prior block whose scale the coefficient block's Gibbs sweep also redraws in the
     #: ancillary parameterisation (:class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
     interweave: bool = False

@@ -212,6 +212,7 @@ class GammaPrecision(Block):
         self.ard = ard
         self.report, self.mode_of = report, mode_of
         self.var_names = (report_name,)
+        self.supports = {report_name: "positive"}
         self.dims = {report_name: list(dims or [])} if ard else {}
         self.starts = starts
         self.q_names = q_names

@@ -161,6 +161,7 @@ class ImputationCovariance(Block):
     name = "Sigma_x"
     drivers = frozenset({"gibbs", "vb"})
     var_names = ("Sigma_x",)
+    supports = {"Sigma_x": "covariance"}
 
     def __init__(self, D, psi: np.ndarray, nu: float, *, dims: list, cells="x_mis", mean="mu_x"):
         self.n, self.d = D.shape

@@ -137,6 +137,7 @@ class InclusionCoefficients(Block):
         self.update = update
         self.jump_settings = jump_settings
         self.var_names = (fixed.name, switched.name, "u", "gamma")
+        self.supports = {"u": "derived", "gamma": "binary"}
         self.dims = {
             fixed.name: [fixed.dim],
             switched.name: [switched.dim],

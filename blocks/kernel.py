@@ -183,6 +183,7 @@ class KernelCoefficients(Block):
     name = "theta"
     drivers = frozenset({"gibbs", "vb", "rj"})
     var_names = ("intercept", "beta", "gamma")
+    supports = {"gamma": "binary"}
     dims = {"beta": ["vector"], "gamma": ["vector"]}
 
     def __init__(

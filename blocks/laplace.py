@@ -59,6 +59,7 @@ class LaplaceScale(Block):
     drivers = frozenset({"gibbs", "em"})
     learned = True
     var_names = ("nu",)
+    supports = {"nu": "positive"}
 
     def __init__(
         self, shape: float, rate: float, coefficients: str, segment: slice, scale: np.ndarray
@@ -169,6 +170,7 @@ class LaplaceMixing(Block):
             self.drivers = frozenset({"gibbs", "vb"})
         if report_name is not None:
             self.var_names = (report_name,)
+            self.supports = {report_name: "positive"}
             self.dims = {report_name: [dim]}
             self.latent = False  # reported, so drawn rather than integrated out
 

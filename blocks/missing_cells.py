@@ -399,6 +399,50 @@ class MissingCells(Block):
         design[self.mask] = point["x_mis"]
         return CellStats(design, self._predictor_mean(design, stats[self.coefficients]), 0.0)
 
+    def integrated_hinge(self, point, y: np.ndarray) -> tuple[np.ndarray, float]:
+        """The cells integrated out of the hinge pseudo-likelihood and the rows' density.
+
+        Given ``mu_x``, ``Sigma_x`` and the coefficients in ``point``, row ``i``'s missing
+        cells are ``d_M | d_O ~ N(m_i, S_i)`` (the imputation model's conditional), ``f_i`` is
+        linear in them and ``z = y_i f_i ~ N(mu_z, s_z^2)`` with ``mu_z = y_i f_i(m_i)`` and
+        ``s_z^2 = u_M^T S_i u_M``, so that ``E exp(-2 (1 - z)_+) = Phi((mu_z - 1) / s_z) +
+        exp(2 mu_z + 2 s_z^2 - 2) Phi((1 - mu_z - 2 s_z^2) / s_z)`` in closed form. Returns
+        the cells at ``m`` (``x_mis``'s order) and the correction that, added to the model's
+        density at those cells, integrates them out: per incomplete row, that expectation's
+        log, minus the hinge at ``m``, minus ``log N(m_i | m_i, S_i) = -log |2 pi S_i| / 2``
+        (Luts-Ormerod section 3.3's model; the collapse is what makes the masses of the
+        cardiac model's modes computable, :mod:`bayesvm.samplers.mode_mass`).
+        """
+        from scipy.special import log_ndtr
+
+        mean, covariance = np.asarray(point["mu_x"]), np.asarray(point["Sigma_x"])
+        theta = np.concatenate([np.atleast_1d(point[name]) for name in self.segment_names])
+        p, u = self.n_fixed, theta[self.n_fixed :]
+        cells = np.empty(self.n_cells)
+        correction = 0.0
+        for pattern in self.patterns:
+            gone, seen = pattern.missing, pattern.observed
+            observed = self.first_guess[np.ix_(pattern.rows, seen)] - mean[seen]
+            gain = np.linalg.solve(covariance[np.ix_(seen, seen)], covariance[np.ix_(seen, gone)]).T
+            conditional = covariance[np.ix_(gone, gone)] - gain @ covariance[np.ix_(seen, gone)]
+            means = mean[gone] + observed @ gain.T
+            cells[pattern.cells.ravel()] = means.ravel()
+            design = self.first_guess[pattern.rows].copy()
+            design[:, gone] = means
+            margin = y[pattern.rows] * (self.X[pattern.rows] @ theta[:p] + design @ u)
+            spread2 = float(u[gone] @ conditional @ u[gone])
+            spread = max(np.sqrt(spread2), 1e-12)  # u_M = 0: the hinge at m, in the limit
+            expectation = np.logaddexp(
+                log_ndtr((margin - 1.0) / spread),
+                2.0 * (margin + spread2 - 1.0) + log_ndtr((1.0 - margin - 2.0 * spread2) / spread),
+            )
+            log_det = np.linalg.slogdet(2.0 * np.pi * conditional)[1]
+            correction += float(
+                np.sum(expectation + 2.0 * np.maximum(0.0, 1.0 - margin))
+                + 0.5 * log_det * pattern.rows.size
+            )
+        return cells, correction
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """The cells as free variables (their density is the covariance block's statement),

@@ -98,6 +98,7 @@ class NormalGammaCoefficients(Block):
     name = "w_tau"
     drivers = frozenset({"gibbs", "vb"})
     var_names = ("w", "tau")
+    supports = {"tau": "positive"}
 
     def __init__(
         self, X, y, prior: Block, *, a0: float, b0: float, coefficient_names, dim="feature"

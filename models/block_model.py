@@ -174,6 +174,29 @@ class BlockModel:
             sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
         )
 
+    @property
+    def supports(self) -> dict[str, str]:
+        """Where each variable not free on the real line lives, by name (the blocks'
+        :attr:`~bayesvm.blocks.Block.supports`).
+        """
+        return {name: kind for block in self.blocks for name, kind in block.supports.items()}
+
+    @property
+    def mass_var_names(self) -> tuple[str, ...]:
+        """The variables :meth:`mass_log_density` is a density of (all but those derived from
+        others), over which the masses of modes are estimated
+        (:mod:`bayesvm.samplers.mode_mass`).
+        """
+        supports = self.supports
+        return tuple(name for name in self.var_names if supports.get(name) != "derived")
+
+    def mass_log_density(self, point) -> float:
+        """The density the masses of modes are estimated with: :meth:`log_density` here; a
+        model that can integrate some variables out analytically leaves them out of
+        :attr:`mass_var_names` and integrates them here.
+        """
+        return self.log_density(point)
+
     def point_values(self, point) -> dict[str, np.ndarray]:
         """``point``'s canonical variables as float arrays of their posterior shapes; a
         ``ValueError`` names any that is missing or has the wrong shape.

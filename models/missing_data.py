@@ -234,6 +234,26 @@ class MissingDataSVM(LinearPredictorSVM):
             "missing_column": (["missing_cell"], np.asarray(self.effect_names)[columns]),
         }
 
+    # -- the masses of modes ----------------------------------------------------------------
+    @property
+    def mass_var_names(self) -> tuple[str, ...]:
+        """Under the hinge, every variable but the cells, which :meth:`mass_log_density`
+        integrates out.
+        """
+        if self.likelihood != "hinge":
+            return self.var_names
+        return tuple(name for name in self.var_names if name != "x_mis")
+
+    def mass_log_density(self, point) -> float:
+        """Under the hinge, the model's density with the missing cells integrated out in
+        closed form (:meth:`~bayesvm.blocks.missing_cells.MissingCells.integrated_hinge`): a
+        density of the few global variables, over which the masses of modes are estimated.
+        """
+        if self.likelihood != "hinge":
+            return self.log_density(point)
+        cells, correction = self.blocks[1].integrated_hinge(point, self.y)
+        return self.log_density({**point, "x_mis": cells}) + correction
+
     # -- predictions ------------------------------------------------------------------------
     def _new_rows(self, D_new) -> np.ndarray:
         D_new = as_design(D_new, "D", missing=True)

@@ -24,24 +24,85 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesvm.results import Fit, build_idata
+from bayesvm.samplers.mode_mass import mode_masses
 from bayesvm.samplers.modes import find_modes
 
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["mcmc_problems", "mcmc_converged", "mcmc_fit", "RHAT_MAX", "ESS_PER_CHAIN"]
+__all__ = [
+    "mcmc_problems",
+    "mcmc_checks",
+    "mcmc_converged",
+    "mcmc_fit",
+    "RHAT_MAX",
+    "ESS_PER_CHAIN",
+]
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 
 
-def mcmc_problems(idata) -> list[str]:
-    """Why the draws of ``idata`` should not be trusted, in words; empty if they pass."""
+def mcmc_problems(idata, model=None) -> list[str]:
+    """Why the draws of ``idata`` should not be trusted, in words; empty if they pass
+    (:func:`mcmc_checks`' problems).
+    """
+    return mcmc_checks(idata, model)[1]
+
+
+def mcmc_checks(idata, model=None):
+    """The draws to keep and why they should not be trusted, in words (empty if they pass).
+
+    Where the chains found several modes (:mod:`bayesvm.samplers.modes`) and ``model`` is
+    given, the modes' masses are estimated (:mod:`bayesvm.samplers.mode_mass`) and the problem
+    says which holds the posterior mass. Where the estimate is trusted, one mode holds all but
+    :data:`NEGLIGIBLE_MASS` of it and some chains stay in that mode throughout, the draws kept
+    are those chains': the stacking of non-mixing chains (Yao, Vehtari & Gelman 2022) with
+    weights 1 and 0. They are checked on their own, and ``idata.attrs["modes"]`` says which
+    chains were left out and why.
+    """
+    problems, modes, at = _checks(idata)
+    if modes is None:
+        return idata, problems
+    if model is None:
+        return idata, problems
+    masses = mode_masses(model, idata.posterior, modes.labels, np.random.default_rng(0))
+    found = modes.describe()
+    if isinstance(masses, str):
+        problems[at] = f"{found}; {masses}"
+        return idata, problems
+    problems[at] = f"{found}; {masses.describe()}"
+    heaviest = int(np.argmax(masses.log_mass))
+    kept = np.flatnonzero(modes.chain_shares[:, heaviest] >= WHOLE_CHAIN)
+    if not (masses.reliable and masses.log_rest(heaviest) < np.log(NEGLIGIBLE_MASS) and kept.size):
+        return idata, problems
+    stacked = idata.isel(chain=kept)
+    kept_problems, kept_modes, _ = _checks(stacked)
+    if kept_modes is not None:
+        return idata, problems
+    stacked.attrs["modes"] = (
+        f"{found}; {masses.describe()}: the draws kept are those of chain(s) "
+        f"{', '.join(str(chain) for chain in kept)}, in mode {heaviest + 1}"
+    )
+    return stacked, [stacked.attrs["modes"], *kept_problems] if kept_problems else []
+
+
+#: A mode's chains stand for the posterior where the other modes hold less mass than this.
+NEGLIGIBLE_MASS = 1e-3
+#: A chain is in a mode when this share of its draws is.
+WHOLE_CHAIN = 0.995
+
+
+def _checks(idata) -> tuple[list[str], object, int | None]:
+    """The problems of ``idata``'s draws, the modes its chains found (None where R-hat passes
+    or no modes are found) and the position of their problem.
+    """
     from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
 
     posterior = idata.posterior
     n_chains = posterior.sizes["chain"]
     problems = []
+    modes = at = None
     chains = _halves_as_chains(posterior) if n_chains < 2 else posterior
     constant = posterior.max(("chain", "draw")) == posterior.min(("chain", "draw"))
     # Draws that never move (within a chain) have R-hat and ESS 0 / 0: ArviZ's NaN is what
@@ -61,6 +122,7 @@ def mcmc_problems(idata) -> list[str]:
         name, rhat = _worst(rhat_values, constant, largest=True)
         modes = None if is_stuck != 1.0 and rhat < RHAT_MAX else find_modes(posterior)
         if modes is not None:
+            at = len(problems)
             problems.append(modes.describe())
         elif is_stuck == 1.0:
             problems.append(
@@ -83,7 +145,7 @@ def mcmc_problems(idata) -> list[str]:
                 f"{divergences} divergent transitions: NUTS could not explore part of the "
                 "posterior (try noncentered=True or a higher target_accept)"
             )
-    return problems
+    return problems, modes, at
 
 
 def mcmc_converged(idata) -> bool:
@@ -98,7 +160,7 @@ def mcmc_fit(model, result, method: str):
         name: values for name, values in result.samples.items() if name not in posterior
     }
     idata = build_idata(model, posterior, sample_stats=sample_stats)
-    problems = mcmc_problems(idata)
+    idata, problems = mcmc_checks(idata, model)
     if result.interrupted:
         problems.insert(0, "interrupted: the draws stop where the sampler was stopped")
     return Fit(

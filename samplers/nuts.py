@@ -22,7 +22,7 @@ import numpy as np
 from bayesvm._blas import pytensor_blas
 from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
-from bayesvm.samplers.diagnostics import mcmc_problems
+from bayesvm.samplers.diagnostics import mcmc_checks
 from bayesvm.samplers.gibbs import make_gibbs_kernel
 from bayesvm.vb.cavi import fit_vb
 
@@ -206,12 +206,5 @@ def fit_nuts(
         del idata["observed_data"]
     attach_data(idata, model)
     idata.attrs["step_methods"] = "; ".join(f"{name}: {method}" for name, method in methods.items())
-    return Fit(
-        model,
-        idata,
-        "nuts",
-        "mcmc",
-        n_iter=tune + draws,
-        converged=True,
-        problems=mcmc_problems(idata),
-    )
+    idata, problems = mcmc_checks(idata, model)
+    return Fit(model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=True, problems=problems)

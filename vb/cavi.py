@@ -72,7 +72,7 @@ def fit_vb(
     max_iter: int | None = None,
     accelerate: bool = True,
     subsample: bool = True,
-    starts: int = 2,
+    starts: int = 1,
     draws: int = 1000,
     seed=None,
     progressbar: bool = True,
@@ -82,7 +82,7 @@ def fit_vb(
     A model with several starting points (a learned shrinkage with Drugowitsch's hyperprior:
     its prior mean and 1) runs a few iterations from each and goes on from the one with the
     larger bound (:func:`bayesvm.drivers.run_ascent_from`). That ascent, from the papers'
-    start, is the fit; ``starts - 1`` more ascents from dispersed points look for other
+    start, is the fit; with ``starts > 1``, more ascents from dispersed points look for other
     optima (:mod:`bayesvm.vb.optima`): every distinct optimum is kept in ``fit.optima``, and
     where there are several, ``problems`` says so, since the bound cannot tell which holds
     the posterior mass.
@@ -114,8 +114,10 @@ def fit_vb(
     starts : int
         Ascents: the papers' start and ``starts - 1`` dispersed ones (the blocks' dispersed
         values, :func:`~bayesvm.blocks.dispersed_start`, drawn with a fixed seed, so the fit
-        stays deterministic). A model without Gibbs updates, or a fit started from a
-        subsample, has the first alone.
+        stays deterministic; each costs about one more fit). They need a model whose blocks
+        after the coefficient block give VB statistics at a value (every model but
+        :class:`~bayesvm.models.KernelGKM`, whose blocks tell draws from ``q``'s moments); a
+        fit started from a subsample has the first alone.
     draws : int
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
         samplers; ``q``'s parameters are in the ``variational`` group.
@@ -128,6 +130,11 @@ def fit_vb(
 
     if int(starts) != starts or starts < 1:
         raise ValueError(f"starts must be a positive integer; got {starts!r}")
+    if starts > 1 and ("gibbs" not in model.drivers or model.blocks[0] is not model.coefficients):
+        raise ValueError(
+            f"starts={starts}: VB cannot start {type(model).__name__} from dispersed values "
+            "(its blocks tell draws from q's moments, or it has no Gibbs start); use starts=1"
+        )
     settings = model.vb_settings
     options = dict(
         tol=settings["tol"] if tol is None else tol,
@@ -138,7 +145,7 @@ def fit_vb(
         model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
     )
     others = []
-    if not subsampled and not result.interrupted and "gibbs" in model.drivers:
+    if starts > 1 and not subsampled and not result.interrupted:
         others = _dispersed_ascents(model, starts - 1, accelerate, options)
     optima = distinct_optima(model, [result, *others])
     params, _ = result.state

@@ -49,3 +49,11 @@ def test_distinct_optima_are_listed_with_the_mean_that_separates_them(model):
 def test_a_bad_number_of_starts_is_refused(model, starts):
     with pytest.raises(ValueError, match="starts must be a positive integer"):
         bayesvm.fit(model, "vb", starts=starts, progressbar=False)
+
+
+def test_dispersed_starts_are_refused_for_a_model_whose_blocks_cannot_start_vb_from_values():
+    from bayesvm.models import KernelGKM
+
+    model = KernelGKM.from_arrays(*simulate_logistic(20, 2, seed=1))
+    with pytest.raises(ValueError, match="VB cannot start KernelGKM from dispersed values"):
+        bayesvm.fit(model, "vb", starts=2, progressbar=False)

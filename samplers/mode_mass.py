@@ -1,0 +1,216 @@
+"""How much posterior mass each mode that a sampler's chains found holds.
+
+Chains that stay in different modes (:mod:`bayesvm.samplers.modes`) say nothing about the
+modes' weights: how many chains a mode caught depends on where they started. Each mode's mass
+is estimated by importance sampling (the audit of the cardiac model did the same):
+
+    ``log Z_k = log mean_s p(theta_s, y) / g_k(theta_s)``,  ``theta_s ~ g_k``,
+
+with ``p`` the model's density (:meth:`~bayesvm.models.BlockModel.mass_log_density`, the
+same unnormalised density for every mode, so ``Z_j / Z_k`` is the ratio of the masses) and
+``g_k`` a multivariate t (:data:`T_DOF` degrees of freedom) with the mean and covariance of
+the mode's draws in unconstrained coordinates (the log of a positive variable, the
+log-diagonal Cholesky factor of a covariance; the Jacobian is added). The estimate is trusted
+when every mode's Pareto k-hat of the log weights (Vehtari, Simpson, Gelman, Yao & Gabry
+2024, "Pareto smoothed importance sampling", JMLR 25:72) is below :data:`KHAT_MAX`: then the
+modes' weights can stack their chains (Yao, Vehtari & Gelman 2022, JMLR 23:79).
+
+A model with many variables per row (the cardiac model's missing cells) would need a proposal
+in thousands of dimensions; such a model integrates them out analytically in its
+``mass_log_density`` and names the variables left in ``mass_var_names``. A model with binary
+or derived variables (inclusion indicators) is not estimated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+__all__ = [
+    "ModeMasses",
+    "Basins",
+    "mode_masses",
+    "KHAT_MAX",
+    "MASS_DRAWS",
+    "T_DOF",
+    "MAX_DIMENSION",
+]
+
+#: Proposal draws per mode.
+MASS_DRAWS = 2000
+#: Degrees of freedom of each mode's t proposal (heavier tails than the mode's).
+T_DOF = 5.0
+#: Pareto k-hat above which an importance sampling estimate is not trusted.
+KHAT_MAX = 0.7
+#: Most unconstrained coordinates a proposal is fitted in.
+MAX_DIMENSION = 200
+#: Most of a mode's draws its proposal is fitted to (evenly thinned).
+FIT_DRAWS = 4000
+
+
+@dataclass
+class ModeMasses:
+    """Each mode's log mass (up to one shared constant), its Monte Carlo standard error and
+    the Pareto k-hat of its importance weights.
+    """
+
+    log_mass: np.ndarray
+    standard_error: np.ndarray
+    khat: np.ndarray
+
+    @property
+    def reliable(self) -> bool:
+        """Every mode's estimate is trusted (k-hat below :data:`KHAT_MAX`)."""
+        return bool(np.all(self.khat < KHAT_MAX))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The modes' shares of the posterior mass."""
+        return np.exp(self.log_mass - logsumexp(self.log_mass))
+
+    def log_rest(self, mode: int) -> float:
+        """``log`` of the share of the mass the other modes hold."""
+        others = np.delete(self.log_mass, mode)
+        return float(logsumexp(others) - logsumexp(self.log_mass))
+
+    def describe(self) -> str:
+        """The heaviest mode, its share and its log mass over each other's, in words."""
+        heaviest = int(np.argmax(self.log_mass))
+        rest = self.log_rest(heaviest)
+        share = f"all but e^{rest:.1f}" if rest < np.log(1e-4) else f"{self.weights[heaviest]:.1%}"
+        ratios = ", ".join(
+            f"{self.log_mass[heaviest] - value:.1f} over mode {mode + 1}"
+            for mode, value in enumerate(self.log_mass)
+            if mode != heaviest
+        )
+        verdict = "" if self.reliable else f", above {KHAT_MAX}: not trusted"
+        return (
+            f"mode {heaviest + 1} holds {share} of the posterior mass (importance sampling: "
+            f"log mass ratio {ratios}; Pareto k-hat at most {np.max(self.khat):.2f}{verdict})"
+        )
+
+
+def mode_masses(model, posterior, labels: np.ndarray, rng: np.random.Generator):
+    """The masses of the modes ``labels`` (chain, draw) assigns the draws of ``posterior``
+    (:class:`ModeMasses`), or why they cannot be estimated (a ``str``).
+    """
+    names = model.mass_var_names
+    supports = model.supports
+    odd = sorted({supports.get(name) for name in names} - {None, "positive", "covariance"})
+    if odd:
+        return f"masses not estimated: the model has {' and '.join(odd)} variables"
+    shapes = {name: posterior[name].shape[2:] for name in names}
+    fitted = []
+    for mode in range(int(labels.max()) + 1):
+        chains, draws = np.nonzero(labels == mode)
+        keep = np.linspace(0, chains.size - 1, min(chains.size, FIT_DRAWS)).astype(int)
+        values = {name: posterior[name].to_numpy()[chains[keep], draws[keep]] for name in names}
+        fitted.append(
+            np.hstack([_unconstrained(values[name], supports.get(name)) for name in names])
+        )
+    dimension = fitted[0].shape[1]
+    if dimension > MAX_DIMENSION or any(dimension >= draws.shape[0] for draws in fitted):
+        return (
+            f"masses not estimated: {dimension} coordinates are too many for a proposal from "
+            f"{min(draws.shape[0] for draws in fitted)} draws"
+        )
+    basins = Basins(fitted)
+    estimates = [
+        _importance_sampling(model, names, shapes, supports, draws, basins, mode, rng)
+        for mode, draws in enumerate(fitted)
+    ]
+    return ModeMasses(*(np.array(values) for values in zip(*estimates, strict=True)))
+
+
+class Basins:
+    """Which mode a point belongs to: the nearest mode's mean in unconstrained coordinates,
+    each scaled by its sd pooled within the modes (as draws are assigned to modes,
+    :mod:`bayesvm.samplers.modes`). Each mode's mass is the integral over its basin alone, so
+    that a proposal reaching into another mode does not count that mode's mass twice.
+    """
+
+    def __init__(self, fitted: list[np.ndarray]):
+        self.means = np.stack([draws.mean(axis=0) for draws in fitted])
+        pooled = np.mean([draws.var(axis=0) for draws in fitted], axis=0)
+        self.scale = np.sqrt(np.where(pooled > 0.0, pooled, 1.0))
+
+    def of(self, points: np.ndarray) -> np.ndarray:
+        """The mode of each point (rows)."""
+        scaled = (points[:, None, :] - self.means[None]) / self.scale
+        return np.argmin(np.sum(scaled**2, axis=-1), axis=1)
+
+
+def _importance_sampling(model, names, shapes, supports, fitted, basins, mode, rng):
+    """``(log Z, its standard error, k-hat)`` of the mass in ``mode``'s basin, with a t
+    proposal fitted to its draws ``fitted``.
+    """
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
+    mean = fitted.mean(axis=0)
+    covariance = np.atleast_2d(np.cov(fitted, rowvar=False))
+    covariance += 1e-9 * np.mean(np.diag(covariance)) * np.eye(mean.size)
+    factor = np.linalg.cholesky(covariance)
+    dimension = mean.size
+    normal = rng.standard_normal((MASS_DRAWS, dimension))
+    scale = np.sqrt(T_DOF / rng.chisquare(T_DOF, MASS_DRAWS))
+    proposals = mean + scale[:, None] * (normal @ factor.T)
+    squared = np.sum(normal**2, axis=1) * scale**2  # Mahalanobis distance squared
+    log_proposal = (
+        gammaln((T_DOF + dimension) / 2.0)
+        - gammaln(T_DOF / 2.0)
+        - 0.5 * dimension * np.log(T_DOF * np.pi)
+        - np.sum(np.log(np.diag(factor)))
+        - 0.5 * (T_DOF + dimension) * np.log1p(squared / T_DOF)
+    )
+    log_weights = np.full(MASS_DRAWS, -np.inf)
+    inside = np.flatnonzero(basins.of(proposals) == mode)
+    for s in inside:
+        point, log_jacobian = _constrained(proposals[s], names, shapes, supports)
+        log_weights[s] = model.mass_log_density(point) + log_jacobian - log_proposal[s]
+    log_weights[~np.isfinite(log_weights)] = -np.inf
+    log_z = logsumexp(log_weights) - np.log(MASS_DRAWS)
+    weights = np.exp(log_weights - log_z)
+    standard_error = float(np.std(weights) / np.sqrt(MASS_DRAWS))
+    _, khat = az.psislw(log_weights.copy())
+    return float(log_z), standard_error, float(khat)
+
+
+def _unconstrained(values: np.ndarray, support) -> np.ndarray:
+    """Draws ``(draws, *shape)`` of one variable as unconstrained coordinates ``(draws, k)``."""
+    draws = values.shape[0]
+    if support == "positive":
+        return np.log(values).reshape(draws, -1)
+    if support == "covariance":
+        factor = np.linalg.cholesky(values)
+        d = factor.shape[-1]
+        rows, columns = np.tril_indices(d, -1)
+        return np.hstack([np.log(np.diagonal(factor, axis1=1, axis2=2)), factor[:, rows, columns]])
+    return values.reshape(draws, -1)
+
+
+def _constrained(z: np.ndarray, names, shapes, supports) -> tuple[dict, float]:
+    """The point at unconstrained coordinates ``z`` and ``log |d point / d z|``."""
+    point, log_jacobian, start = {}, 0.0, 0
+    for name in names:
+        shape, support = shapes[name], supports.get(name)
+        if support == "covariance":
+            d = shape[0]
+            log_diagonal = z[start : start + d]
+            rows, columns = np.tril_indices(d, -1)
+            factor = np.diag(np.exp(log_diagonal))
+            factor[rows, columns] = z[start + d : start + d + rows.size]
+            point[name] = factor @ factor.T
+            # Sigma = L L^T over (log dg(L), strict lower part): 2^d prod_j L_jj^(d - j + 2)
+            log_jacobian += d * np.log(2.0) + float((d + 1.0 - np.arange(d)) @ log_diagonal)
+            start += d + rows.size
+            continue
+        size = int(np.prod(shape, dtype=int))
+        part = z[start : start + size]
+        if support == "positive":
+            log_jacobian += float(np.sum(part))
+            part = np.exp(part)
+        point[name] = part.reshape(shape)
+        start += size
+    return point, log_jacobian
