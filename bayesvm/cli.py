@@ -352,6 +352,8 @@ def _fit(args) -> None:
         )
     print(f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}")
     print(f"converged: {fit.converged}")
+    if "modes" in fit.idata.attrs and not fit.problems:  # stacked: the chains of one mode
+        print(f"  modes: {fit.idata.attrs['modes']}")
     for problem in fit.problems:  # also warned on stderr; here they stay with the summary
         print(f"  not to be trusted: {problem}")
     if fit.lower_bound is not None:

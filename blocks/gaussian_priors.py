@@ -376,9 +376,9 @@ class GammaPrecision(Block):
         ``lambda^-1/2``.
         """
         reported = point[self.var_names[0]]
-        return self.at(
-            {"precision": reported, "variance": 1.0 / reported}.get(self.report, reported**-2.0)
-        )
+        if self.report == "precision":
+            return self.at(reported)
+        return self.at(1.0 / reported if self.report == "variance" else reported**-2.0)
 
     def log_jacobian(self, stats) -> float:
         """``log |dm / dr|`` from the reported ``r`` to ``mode_of``'s ``m``, through

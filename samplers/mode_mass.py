@@ -121,6 +121,9 @@ def mode_masses(model, posterior, labels: np.ndarray, rng: np.random.Generator):
         _importance_sampling(model, names, shapes, supports, draws, basins, mode, rng)
         for mode, draws in enumerate(fitted)
     ]
+    lost = [mode + 1 for mode, (log_z, _, _) in enumerate(estimates) if not np.isfinite(log_z)]
+    if lost:
+        return f"masses not estimated: no proposal found the mass of mode {lost[0]}"
     return ModeMasses(*(np.array(values) for values in zip(*estimates, strict=True)))
 
 
@@ -166,10 +169,14 @@ def _importance_sampling(model, names, shapes, supports, fitted, basins, mode, r
     )
     log_weights = np.full(MASS_DRAWS, -np.inf)
     inside = np.flatnonzero(basins.of(proposals) == mode)
-    for s in inside:
-        point, log_jacobian = _constrained(proposals[s], names, shapes, supports)
-        log_weights[s] = model.mass_log_density(point) + log_jacobian - log_proposal[s]
+    # A proposal in the tails may put a variance at 0 or infinity: its weight is then 0.
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        for s in inside:
+            point, log_jacobian = _constrained(proposals[s], names, shapes, supports)
+            log_weights[s] = model.mass_log_density(point) + log_jacobian - log_proposal[s]
     log_weights[~np.isfinite(log_weights)] = -np.inf
+    if not np.isfinite(log_weights).any():  # no proposal found the mode's mass
+        return -np.inf, np.inf, np.inf
     log_z = logsumexp(log_weights) - np.log(MASS_DRAWS)
     weights = np.exp(log_weights - log_z)
     standard_error = float(np.std(weights) / np.sqrt(MASS_DRAWS))
