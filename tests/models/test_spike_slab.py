@@ -102,8 +102,14 @@ def small_fits():
 
 
 # -- whole samplers ---------------------------------------------------------------------------
+# PyMC's compound step on the Laplace-zero prior needs a minute of NUTS; that to_pymc() states
+# the blocks' density is proven without sampling (tests/models/test_log_density.py), so the
+# default suite checks the hand-written samplers against it on the Gaussian slab and against
+# each other on the Laplace-zero prior, and the slow suite against NUTS on both.
 @pytest.mark.parametrize("sampler", list(SAMPLERS))
-@pytest.mark.parametrize("prior", list(PRIORS))
+@pytest.mark.parametrize(
+    "prior", ["gaussian-slab", pytest.param("laplace-zero", marks=pytest.mark.slow)]
+)
 def test_samplers_agree_with_pymc_compound_step(small_fits, prior, sampler):
     """Posterior means and sds of the intercept, the weights ``u = gamma v`` and the
     inclusion indicators (and ``log sigma2_u``) agree within Monte Carlo error with NUTS +
@@ -114,6 +120,19 @@ def test_samplers_agree_with_pymc_compound_step(small_fits, prior, sampler):
     inclusion = nuts.inclusion_probabilities()
     assert np.all((inclusion > 0.1) & (inclusion < 0.9))
     assert_fits_agree(fit, nuts, var_names)
+
+
+@pytest.mark.parametrize("sampler", ["gibbs-conditional", "rj"])
+def test_laplace_zero_samplers_agree_with_collapsed_gibbs(small_fits, sampler):
+    """Conditional Gibbs (Luts-Ormerod App. B) and reversible jump agree with collapsed Gibbs
+    (Polson-Scott's MCMC-SVM) within Monte Carlo error on the Laplace-zero prior.
+    """
+    _, var_names, _ = PRIORS["laplace-zero"]
+    assert_fits_agree(
+        small_fits("laplace-zero", sampler),
+        small_fits("laplace-zero", "gibbs-collapsed"),
+        var_names,
+    )
 
 
 @pytest.mark.slow
