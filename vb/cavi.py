@@ -12,6 +12,7 @@ the bound ever decreases (:func:`bayesvm.drivers.run_ascent`).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def fit_vb(
     max_iter: int | None = None,
     accelerate: bool = True,
     subsample: bool = True,
-    starts: int = 1,
+    starts=1,
     draws: int = 1000,
     seed=None,
     progressbar: bool = True,
@@ -111,13 +112,15 @@ def fit_vb(
         then begins near its optimum and needs a third to a half of the sweeps; the fixed point is
         the same (the bound still never decreases from that start). ``False`` starts from
         the blocks' own starting points, as the papers do.
-    starts : int
-        Ascents: the papers' start and ``starts - 1`` dispersed ones (the blocks' dispersed
-        values, :func:`~bayesvm.blocks.dispersed_start`, drawn with a fixed seed, so the fit
-        stays deterministic; each costs about one more fit). They need a model whose blocks
-        after the coefficient block give VB statistics at a value (every model but
-        :class:`~bayesvm.models.KernelGKM`, whose blocks tell draws from ``q``'s moments); a
-        fit started from a subsample has the first alone.
+    starts : int or sequence of dict
+        Ascents besides the papers' start: an int ``k`` adds ``k - 1`` from dispersed values
+        (the blocks' :func:`~bayesvm.blocks.dispersed_start`, drawn with a fixed seed, so the
+        fit stays deterministic); points (dicts of the model's variables, e.g. the posterior
+        means of a sampler's chains in another mode) add one ascent from each. Each costs about
+        one more fit. They need a model whose blocks after the coefficient block give VB
+        statistics at a value (every model but :class:`~bayesvm.models.KernelGKM`, whose
+        blocks tell draws from ``q``'s moments); a fit started from a subsample has the first
+        alone.
     draws : int
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
         samplers; ``q``'s parameters are in the ``variational`` group.
@@ -128,13 +131,7 @@ def fit_vb(
     """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
-    if int(starts) != starts or starts < 1:
-        raise ValueError(f"starts must be a positive integer; got {starts!r}")
-    if starts > 1 and ("gibbs" not in model.drivers or model.blocks[0] is not model.coefficients):
-        raise ValueError(
-            f"starts={starts}: VB cannot start {type(model).__name__} from dispersed values "
-            "(its blocks tell draws from q's moments, or it has no Gibbs start); use starts=1"
-        )
+    extra = _extra_starts(model, starts)
     settings = model.vb_settings
     options = dict(
         tol=settings["tol"] if tol is None else tol,
@@ -145,8 +142,8 @@ def fit_vb(
         model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
     )
     others = []
-    if starts > 1 and not subsampled and not result.interrupted:
-        others = _dispersed_ascents(model, starts - 1, accelerate, options)
+    if not subsampled and not result.interrupted:
+        others = _further_ascents(model, extra, accelerate, options)
     optima = distinct_optima(model, [result, *others])
     params, _ = result.state
     fitted = [(block, params[block.name]) for block in model.blocks]
@@ -159,7 +156,7 @@ def fit_vb(
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
     problems = list(result.problems)
     if len(optima) > 1:
-        problems.append(optima_problem(optima, starts))
+        problems.append(optima_problem(model, optima, 1 + len(others)))
     return Fit(
         model,
         idata,
@@ -176,19 +173,51 @@ def fit_vb(
 DISPERSED_SEED = 20140101
 
 
-def _dispersed_ascents(model, count: int, accelerate: bool, options: dict) -> list:
-    """``count`` ascents to convergence from dispersed starts: every block's statistics at a
-    dispersed value (:func:`~bayesvm.blocks.dispersed_start`) but the first's, which the
-    first update computes.
+def _extra_starts(model, starts) -> list[dict]:
+    """Every block's statistics at each start of :func:`fit_vb`'s ``starts`` beyond the
+    papers': at dispersed values (an int), or at given points (the blocks'
+    :meth:`~bayesvm.blocks.Block.point_stats`, latent blocks at a dispersed value given them).
+    """
+    blocks = model.blocks
+    if isinstance(starts, (int, np.integer)) and not isinstance(starts, bool):
+        if starts < 1:
+            raise ValueError(f"starts must be a positive integer or points; got {starts!r}")
+        points = [None] * (int(starts) - 1)
+    elif isinstance(starts, (list, tuple)) and all(isinstance(p, Mapping) for p in starts):
+        points = [model.point_values(point) for point in starts]
+    else:
+        raise ValueError(f"starts must be a positive integer or points; got {starts!r}")
+    if points and ("gibbs" not in model.drivers or blocks[0] is not model.coefficients):
+        raise ValueError(
+            f"starts={starts!r}: VB cannot start {type(model).__name__} from values (its blocks "
+            "tell draws from q's moments, or it has no Gibbs start); use starts=1"
+        )
+    states = []
+    for point, rng in zip(
+        points, np.random.default_rng(DISPERSED_SEED).spawn(len(points)), strict=True
+    ):
+        if point is None:
+            states.append(dispersed_start(blocks, rng))
+            continue
+        stats: dict = {}
+        for block in blocks:
+            at = block.point_stats(point, stats)
+            stats[block.name] = block.initial_value(stats, rng) if at is None else at
+        states.append(stats)
+    return states
+
+
+def _further_ascents(model, starts: list[dict], accelerate: bool, options: dict) -> list:
+    """Ascents to convergence from each of ``starts`` (every block's statistics), the first
+    block's dropped: the first update computes it.
     """
     blocks = model.blocks
     sweep = make_cavi_step(blocks)
     results = []
-    for rng in np.random.default_rng(DISPERSED_SEED).spawn(count):
-        stats = dispersed_start(blocks, rng)
-        del stats[blocks[0].name]
+    for stats in starts:
+        state = {name: value for name, value in stats.items() if name != blocks[0].name}
         step = Squarem(sweep) if accelerate else _Counted(sweep)
-        results.append(run_ascent(({}, stats), step, **options))
+        results.append(run_ascent(({}, state), step, **options))
     return results
 
 

@@ -83,7 +83,7 @@ def optimum_group(model, optima: list[Optimum]) -> dict:
     return group
 
 
-def optima_problem(optima: list[Optimum], starts: int) -> str:
+def optima_problem(model, optima: list[Optimum], starts: int) -> str:
     """The fit's problem when its starts reached several optima: each other optimum's bound
     and the mean that differs most from the fit's.
     """
@@ -93,7 +93,10 @@ def optima_problem(optima: list[Optimum], starts: int) -> str:
         gaps = _scaled_gaps(fit, optimum)
         name = max(gaps, key=lambda key: float(np.max(gaps[key], initial=0.0)))
         index = np.unravel_index(int(np.argmax(gaps[name])), gaps[name].shape)
-        label = f"{name}{list(index)}" if index else name
+        coords = [
+            model.coords[dim][i] for dim, i in zip(model.dims.get(name, []), index, strict=True)
+        ]
+        label = f"{name}[{', '.join(str(coord) for coord in coords)}]" if index else name
         others.append(
             f"bound {optimum.bound:.6g} with {label} = {float(optimum.means[name][index]):.3g} "
             f"(here {float(fit.means[name][index]):.3g})"
