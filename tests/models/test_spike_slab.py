@@ -217,9 +217,16 @@ METHODS = ["vb", "gibbs-collapsed", "rj", "nuts"]
 
 
 def api_fit(small_fits, prior, method):
-    """A fit of the small problem: VB's (made here, in milliseconds), or a sampler's."""
+    """A fit of the small problem: VB's (made here, in milliseconds), a short NUTS run's (the
+    layout does not need the long one), or a Gibbs sampler's.
+    """
+    make, _, nuts_options = PRIORS[prior]
     if method == "vb":
-        return bayesvm.fit(PRIORS[prior][0](X_SMALL, Y_SMALL), method="vb", seed=1)
+        return bayesvm.fit(make(X_SMALL, Y_SMALL), method="vb", seed=1)
+    if method == "nuts":
+        return fit_quietly(
+            make(X_SMALL, Y_SMALL), "nuts", chains=1, draws=20, tune=20, **nuts_options
+        )
     return small_fits(prior, method)
 
 
