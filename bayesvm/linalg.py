@@ -21,6 +21,8 @@ __all__ = [
     "row_chunks",
     "inverse_factor",
     "inverse_diagonal",
+    "log_cholesky",
+    "from_log_cholesky",
     "blas_threads_for",
     "automatic_threads",
     "usable_cores",
@@ -189,3 +191,25 @@ def quadratic_forms(inverse: np.ndarray, matrix_t: np.ndarray) -> np.ndarray:
         half = blas.dtrmm(1.0, inverse, matrix_t[:, rows], lower=1)
         forms[rows] = np.einsum("ij,ij->j", half, half)
     return forms
+
+
+def log_cholesky(covariance: np.ndarray) -> np.ndarray:
+    """Unconstrained coordinates of covariance matrices ``(..., d, d)``: the log of the
+    diagonal of each lower Cholesky factor, then its part below the diagonal row by row
+    (``np.tril_indices(d, -1)``), ``(..., d (d + 1) / 2)``.
+    """
+    factor = np.linalg.cholesky(covariance)
+    rows, columns = np.tril_indices(factor.shape[-1], -1)
+    log_diagonal = np.log(np.diagonal(factor, axis1=-2, axis2=-1))
+    return np.concatenate([log_diagonal, factor[..., rows, columns]], axis=-1)
+
+
+def from_log_cholesky(z: np.ndarray, d: int) -> tuple[np.ndarray, float]:
+    """The covariance ``L L^T`` at :func:`log_cholesky`'s coordinates ``z`` and ``log |d
+    Sigma / d z| = d log 2 + sum_j (d - j + 2) log L_jj``, ``j = 1..d`` (``L``'s entries, then
+    ``dL_jj / d log L_jj = L_jj``).
+    """
+    rows, columns = np.tril_indices(d, -1)
+    factor = np.diag(np.exp(z[:d]))
+    factor[rows, columns] = z[d:]
+    return factor @ factor.T, d * np.log(2.0) + float((d + 1.0 - np.arange(d)) @ z[:d])

@@ -27,7 +27,14 @@ from scipy.special import digamma, multigammaln
 
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import LOG_2PI
-from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky, triangular_solve
+from bayesvm.linalg import (
+    cholesky_lower,
+    cholesky_solve,
+    from_log_cholesky,
+    log_cholesky,
+    log_det_from_cholesky,
+    triangular_solve,
+)
 
 __all__ = ["ImputationMean", "ImputationCovariance", "MeanStats", "CovarianceStats"]
 
@@ -298,16 +305,15 @@ class ImputationCovariance(Block):
         constant, ``j = 1..d``, ``L`` the Cholesky factor of ``Sigma_x`` and ``s = log dg(L)``:
         PyMC's free variables (:meth:`to_pymc`), whose ``Sigma_x_prior`` potential holds it.
         """
-        log_diagonal = np.log(np.diag(cholesky_lower(np.asarray(values["Sigma_x"]))))
-        return float((self.d + 1.0 - np.arange(self.d)) @ log_diagonal)
+        coordinates = log_cholesky(np.asarray(values["Sigma_x"]))
+        return from_log_cholesky(coordinates, self.d)[1]
 
     def pymc_values(self, point) -> dict[str, np.ndarray]:
         """PyMC's ``(s, lower part)`` of the Cholesky factor of ``Sigma_x`` (:meth:`to_pymc`)."""
-        factor = cholesky_lower(np.asarray(point["Sigma_x"]))
-        rows, columns = np.tril_indices(self.d, -1)
+        coordinates = log_cholesky(np.asarray(point["Sigma_x"]))
         return {
-            "Sigma_x_log_diagonal": np.log(np.diag(factor)),
-            "Sigma_x_lower": factor[rows, columns],
+            "Sigma_x_log_diagonal": coordinates[: self.d],
+            "Sigma_x_lower": coordinates[self.d :],
         }
 
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

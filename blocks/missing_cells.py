@@ -42,6 +42,7 @@ from bayesvm.linalg import cholesky_lower, triangular_solve
 __all__ = [
     "MissingPattern",
     "missing_patterns",
+    "imputation_conditionals",
     "mean_filled",
     "MissingCells",
     "CellStats",
@@ -76,6 +77,29 @@ def missing_patterns(mask: np.ndarray) -> list[MissingPattern]:
             MissingPattern(rows, missing, columns[~pattern], cell_index[np.ix_(rows, missing)])
         )
     return groups
+
+
+def imputation_conditionals(D: np.ndarray, patterns, mean: np.ndarray, covariance: np.ndarray):
+    """For each pattern of ``patterns`` (:func:`missing_patterns` of ``D``'s rows), the
+    conditional of its rows' missing cells given their observed ones under ``N(mean,
+    covariance)``, for a batch of ``mean`` ``(s, K)`` and ``covariance`` ``(s, K, K)``:
+    ``(pattern, means (s, rows, m), covariances (s, m, m))``, the means ``mu_M + Sigma_MO
+    Sigma_OO^-1 (d_O - mu_O)`` and covariance ``Sigma_MM - Sigma_MO Sigma_OO^-1 Sigma_OM``.
+    ``D``'s missing cells are not read.
+    """
+    for pattern in patterns:
+        gone, seen = pattern.missing, pattern.observed
+        cross = covariance[:, gone][:, :, seen]  # Sigma_MO
+        gain = np.swapaxes(
+            np.linalg.solve(covariance[:, seen][:, :, seen], np.swapaxes(cross, 1, 2)), 1, 2
+        )  # Sigma_MO Sigma_OO^-1
+        centred = D[np.ix_(pattern.rows, seen)][None] - mean[:, None, seen]
+        means = mean[:, None, gone] + np.einsum("smo,sro->srm", gain, centred)
+        yield (
+            pattern,
+            means,
+            covariance[:, gone][:, :, gone] - np.einsum("smo,sko->smk", gain, cross),
+        )
 
 
 def mean_filled(D: np.ndarray) -> np.ndarray:
@@ -420,12 +444,11 @@ class MissingCells(Block):
         p, u = self.n_fixed, theta[self.n_fixed :]
         cells = np.empty(self.n_cells)
         correction = 0.0
-        for pattern in self.patterns:
-            gone, seen = pattern.missing, pattern.observed
-            observed = self.first_guess[np.ix_(pattern.rows, seen)] - mean[seen]
-            gain = np.linalg.solve(covariance[np.ix_(seen, seen)], covariance[np.ix_(seen, gone)]).T
-            conditional = covariance[np.ix_(gone, gone)] - gain @ covariance[np.ix_(seen, gone)]
-            means = mean[gone] + observed @ gain.T
+        conditionals = imputation_conditionals(
+            self.first_guess, self.patterns, mean[None], covariance[None]
+        )
+        for pattern, means, conditional in conditionals:
+            gone, means, conditional = pattern.missing, means[0], conditional[0]
             cells[pattern.cells.ravel()] = means.ravel()
             design = self.first_guess[pattern.rows].copy()
             design[:, gone] = means

@@ -166,13 +166,23 @@ class BlockModel:
         states the same density in PyMC's variables (shown equal up to a constant for every
         model by the test suite, with :meth:`pymc_log_jacobian`).
         """
+        stats = self.stats_at(point)
+        return float(
+            sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
+        )
+
+    def stats_at(self, point, rng: np.random.Generator | None = None) -> dict:
+        """Every block's statistics at the canonical values ``point``
+        (:meth:`~bayesvm.blocks.Block.point_stats`), in visiting order; an augmentation has
+        none (None), or with ``rng`` a dispersed value given the others (a start of VB).
+        """
         values = self.point_values(point)
         stats: dict = {}
         for block in self.blocks:
             stats[block.name] = block.point_stats(values, stats)
-        return float(
-            sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
-        )
+            if stats[block.name] is None and rng is not None:
+                stats[block.name] = block.initial_value(stats, rng)
+        return stats
 
     @property
     def supports(self) -> dict[str, str]:

@@ -42,6 +42,7 @@ from bayesvm.blocks.imputation_model import ImputationCovariance, ImputationMean
 from bayesvm.blocks.missing_cells import (
     ImputedCoefficients,
     MissingCells,
+    imputation_conditionals,
     mean_filled,
     missing_patterns,
 )
@@ -324,14 +325,11 @@ class MissingDataSVM(LinearPredictorSVM):
         observed = np.where(np.isnan(D_new), 0.0, D_new)
         mean = beta[:, None] + u @ observed.T
         sd = np.zeros_like(mean)
-        for pattern in missing_patterns(np.isnan(D_new)):
-            M, seen, rows = pattern.missing, pattern.observed, pattern.rows
-            s_mo = sigma[:, M][:, :, seen]
-            gain = np.linalg.solve(sigma[:, seen][:, :, seen], np.swapaxes(s_mo, 1, 2))
-            gain = np.swapaxes(gain, 1, 2)  # Sigma_MO Sigma_OO^-1, (draws, m, o)
-            centred = D_new[np.ix_(rows, seen)][None] - mu[:, None, seen]  # (draws, rows, o)
-            conditional_mean = mu[:, None, M] + np.einsum("smo,sro->srm", gain, centred)
-            conditional_cov = sigma[:, M][:, :, M] - np.einsum("smo,sko->smk", gain, s_mo)
+        patterns = missing_patterns(np.isnan(D_new))
+        for pattern, conditional_mean, conditional_cov in imputation_conditionals(
+            D_new, patterns, mu, sigma
+        ):
+            M, rows = pattern.missing, pattern.rows
             u_m = u[:, M]
             mean[:, rows] += np.einsum("sm,srm->sr", u_m, conditional_mean)
             variance = np.einsum("sm,smk,sk->s", u_m, conditional_cov, u_m)

@@ -62,16 +62,13 @@ def mcmc_checks(idata, model=None):
     chains were left out and why.
     """
     problems, modes, at = _checks(idata)
-    if modes is None:
-        return idata, problems
-    if model is None:
+    if modes is None or model is None:
         return idata, problems
     masses = mode_masses(model, idata.posterior, modes.labels, np.random.default_rng(0))
-    found = modes.describe()
+    found = f"{modes.describe()}; {masses if isinstance(masses, str) else masses.describe()}"
+    problems[at] = found
     if isinstance(masses, str):
-        problems[at] = f"{found}; {masses}"
         return idata, problems
-    problems[at] = f"{found}; {masses.describe()}"
     heaviest = int(np.argmax(masses.log_mass))
     kept = np.flatnonzero(modes.chain_shares[:, heaviest] >= WHOLE_CHAIN)
     if not (masses.reliable and masses.log_rest(heaviest) < np.log(NEGLIGIBLE_MASS) and kept.size):
@@ -81,7 +78,7 @@ def mcmc_checks(idata, model=None):
     if kept_modes is not None:
         return idata, problems
     stacked.attrs["modes"] = (
-        f"{found}; {masses.describe()}: the draws kept are those of chain(s) "
+        f"{found}: the draws kept are those of chain(s) "
         f"{', '.join(str(chain) for chain in kept)}, in mode {heaviest + 1}"
     )
     return stacked, [stacked.attrs["modes"], *kept_problems] if kept_problems else []

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from bayesvm.linalg import from_log_cholesky, log_cholesky
+
 __all__ = [
     "ModeMasses",
     "Basins",
@@ -190,10 +192,7 @@ def _unconstrained(values: np.ndarray, support) -> np.ndarray:
     if support == "positive":
         return np.log(values).reshape(draws, -1)
     if support == "covariance":
-        factor = np.linalg.cholesky(values)
-        d = factor.shape[-1]
-        rows, columns = np.tril_indices(d, -1)
-        return np.hstack([np.log(np.diagonal(factor, axis1=1, axis2=2)), factor[:, rows, columns]])
+        return log_cholesky(values)
     return values.reshape(draws, -1)
 
 
@@ -204,14 +203,10 @@ def _constrained(z: np.ndarray, names, shapes, supports) -> tuple[dict, float]:
         shape, support = shapes[name], supports.get(name)
         if support == "covariance":
             d = shape[0]
-            log_diagonal = z[start : start + d]
-            rows, columns = np.tril_indices(d, -1)
-            factor = np.diag(np.exp(log_diagonal))
-            factor[rows, columns] = z[start + d : start + d + rows.size]
-            point[name] = factor @ factor.T
-            # Sigma = L L^T over (log dg(L), strict lower part): 2^d prod_j L_jj^(d - j + 2)
-            log_jacobian += d * np.log(2.0) + float((d + 1.0 - np.arange(d)) @ log_diagonal)
-            start += d + rows.size
+            size = d * (d + 1) // 2
+            point[name], jacobian = from_log_cholesky(z[start : start + size], d)
+            log_jacobian += jacobian
+            start += size
             continue
         size = int(np.prod(shape, dtype=int))
         part = z[start : start + size]

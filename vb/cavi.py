@@ -184,7 +184,7 @@ def _extra_starts(model, starts) -> list[dict]:
             raise ValueError(f"starts must be a positive integer or points; got {starts!r}")
         points = [None] * (int(starts) - 1)
     elif isinstance(starts, (list, tuple)) and all(isinstance(p, Mapping) for p in starts):
-        points = [model.point_values(point) for point in starts]
+        points = list(starts)
     else:
         raise ValueError(f"starts must be a positive integer or points; got {starts!r}")
     if points and ("gibbs" not in model.drivers or blocks[0] is not model.coefficients):
@@ -192,19 +192,11 @@ def _extra_starts(model, starts) -> list[dict]:
             f"starts={starts!r}: VB cannot start {type(model).__name__} from values (its blocks "
             "tell draws from q's moments, or it has no Gibbs start); use starts=1"
         )
-    states = []
-    for point, rng in zip(
-        points, np.random.default_rng(DISPERSED_SEED).spawn(len(points)), strict=True
-    ):
-        if point is None:
-            states.append(dispersed_start(blocks, rng))
-            continue
-        stats: dict = {}
-        for block in blocks:
-            at = block.point_stats(point, stats)
-            stats[block.name] = block.initial_value(stats, rng) if at is None else at
-        states.append(stats)
-    return states
+    rngs = np.random.default_rng(DISPERSED_SEED).spawn(len(points))
+    return [
+        dispersed_start(blocks, rng) if point is None else model.stats_at(point, rng)
+        for point, rng in zip(points, rngs, strict=True)
+    ]
 
 
 def _further_ascents(model, starts: list[dict], accelerate: bool, options: dict) -> list:
