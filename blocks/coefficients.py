@@ -86,11 +86,14 @@ class GaussianCoefficients(Block):
     def conditional(self, stats) -> GaussianConditional:
         """``P = C^T diag(w) C + diag(prior precision)`` and the mean ``P^-1 C^T r``."""
         likelihood = stats[self.likelihood]
-        precision = np.concatenate([stats[s.prior.name].precision for s in self.segments])
-        gaussian = self.design.gaussian(likelihood.weights, precision)
+        gaussian = self.design.gaussian(likelihood.weights, self.prior_precision(stats))
         return GaussianConditional(
             gaussian, gaussian.solve(self.design.transpose_times(likelihood.response))
         )
+
+    def prior_precision(self, stats) -> np.ndarray:
+        """Each coefficient's prior precision (its segment's prior block's)."""
+        return np.concatenate([stats[s.prior.name].precision for s in self.segments])
 
     def at(self, theta: np.ndarray) -> CoefficientStats:
         """Statistics at the value ``theta``."""

@@ -27,6 +27,9 @@ eigendecomposition ``L^-1 B L^-T = V diag(e) V^T``, ``T = L^-T V`` gives
 
 The block is the predictor the hinge reads: it is visited right after the coefficients (as in
 Algorithm 4), so its ``f_mean`` / ``f_var`` combine both blocks' current ``q`` (or values).
+Gibbs follows its draw with slice moves of the coefficients on the completed design, the
+hinge's augmentation integrated out (:class:`CoefficientSlice`,
+:mod:`bayesvm.blocks.marginal_slice`); the hinge block, next in the sweep, redraws it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import LOG_2PI, GaussianCoefficients, GaussianConditional
+from bayesvm.blocks.marginal_slice import slice_coefficients
 from bayesvm.linalg import cholesky_lower, triangular_solve
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "CellStats",
     "ImputedCoefficients",
     "CoefficientMoments",
+    "CoefficientSlice",
 ]
 
 
@@ -159,7 +164,7 @@ class ImputedCoefficients(GaussianCoefficients):
         """``P`` and the mean on the completed design (class docstring)."""
         cells, likelihood = stats[self.cells], stats[self.likelihood]
         design = self.design.with_effects(cells.design)
-        precision = np.concatenate([stats[s.prior.name].precision for s in self.segments])
+        precision = self.prior_precision(stats)
         extra = None
         if cells.patterns:
             p = self.design.n_fixed
@@ -181,9 +186,12 @@ class ImputedCoefficients(GaussianCoefficients):
             covariance,
         )
 
-    def at(self, theta: np.ndarray) -> CoefficientMoments:
-        """Statistics at ``theta`` on the initial design (a chain's start)."""
-        return self._moments(theta, self.design, np.zeros((self.size, self.size)))
+    def at(self, theta: np.ndarray, completed: np.ndarray | None = None) -> CoefficientMoments:
+        """Statistics at ``theta`` on the design completed by ``completed`` (the cells
+        block's ``D``; default the initial design, a chain's start).
+        """
+        design = self.design if completed is None else self.design.with_effects(completed)
+        return self._moments(theta, design, np.zeros((self.size, self.size)))
 
     def sample(self, params, rng) -> CoefficientMoments:
         """``theta ~ N(mean, P^-1)``."""
@@ -339,6 +347,16 @@ class MissingCells(Block):
         return self.X @ theta.mean[:p] + design @ theta.mean[p:]
 
     # -- Gibbs ------------------------------------------------------------------------------
+    def gibbs_moves(self, blocks) -> list:
+        """The coefficients' slice moves on the completed design (:class:`CoefficientSlice`),
+        where the likelihood integrates its augmentation out along a line of ``f`` (the
+        hinge's ``log_likelihood_along``).
+        """
+        likelihood = blocks[self.likelihood]
+        if not hasattr(likelihood, "log_likelihood_along"):
+            return []
+        return [CoefficientSlice(blocks[self.coefficients], self, likelihood)]
+
     def initial_value(self, stats, rng) -> CellStats:
         """The column means of the observed values (a first guess; the chain moves on)."""
         f_mean = self._predictor_mean(self.first_guess, stats[self.coefficients])
@@ -485,6 +503,35 @@ class MissingCells(Block):
         variables["D"] = design
         beta, u = (variables[name] for name in self.segment_names)
         variables["f"] = pt.dot(self.X, beta) + pt.dot(design, u)
+
+
+class CoefficientSlice:
+    """Slice moves of the coefficients ``theta = (beta, u)`` on the design completed by the
+    current cells, the likelihood's augmentation integrated out
+    (:func:`~bayesvm.blocks.marginal_slice.slice_coefficients`); the likelihood block must be
+    drawn next (``stale``).
+    """
+
+    def __init__(self, coefficients: ImputedCoefficients, cells: MissingCells, likelihood):
+        self.coefficients, self.cells, self.likelihood = coefficients, cells, likelihood
+        self.stale = likelihood.name
+
+    def update(self, stats, rng) -> dict:
+        """The coefficients after one slice update along each direction, and the cells'
+        predictor at them.
+        """
+        completed = stats[self.cells.name]
+        theta, f = slice_coefficients(
+            stats[self.coefficients.name].mean,
+            np.hstack([self.cells.X, completed.design]),
+            self.coefficients.prior_precision(stats),
+            self.likelihood.log_likelihood_along,
+            rng,
+        )
+        return {
+            self.coefficients.name: self.coefficients.at(theta, completed.design),
+            self.cells.name: completed._replace(f_mean=f),
+        }
 
 
 def _quadratic_forms(C: np.ndarray, covariance: np.ndarray) -> np.ndarray:
