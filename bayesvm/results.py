@@ -249,13 +249,19 @@ class Fit:
     def optima(self):
         """VB only (else None): every distinct optimum of the bound that VB's starts reached
         (:mod:`bayesvm.vb.optima`), as an ``xarray.Dataset`` along ``optimum`` (0: this fit's):
-        ``bound`` and ``q``'s mean of each variable. Several optima mean several modes, which
-        the bound cannot rank by posterior mass.
+        ``bound``, ``log_mass`` (up to a constant shared by the optima; NaN unless several
+        were weighed), ``khat`` (the Pareto k-hat of that estimate) and ``q``'s mean of each
+        variable. Several optima mean several modes, which the bound cannot rank by posterior
+        mass: the heaviest comes first.
         """
         if not self.is_variational or "optimum_bound" not in self.idata["variational"]:
             return None
         group = self.idata["variational"]
-        names = {"optimum_bound": "bound"}
+        names = {
+            f"optimum_{field}": field
+            for field in ("bound", "log_mass", "khat")
+            if f"optimum_{field}" in group
+        }
         names.update(
             {
                 name: name.removeprefix("optimum_mean_")

@@ -207,6 +207,13 @@ class BlockModel:
         """
         return self.log_density(point)
 
+    def vb_start_models(self) -> list:
+        """Smaller models whose VB optimum gives VB a further default start
+        (:func:`~bayesvm.vb.cavi.fit_vb`), each as ``(model, to_point)``, ``to_point`` mapping
+        the smaller model's ``q`` means (name to array) to a point of this one; none here.
+        """
+        return []
+
     def point_values(self, point) -> dict[str, np.ndarray]:
         """``point``'s canonical variables as float arrays of their posterior shapes; a
         ``ValueError`` names any that is missing or has the wrong shape.

@@ -20,7 +20,7 @@ from bayesvm.blocks import dispersed_start
 from bayesvm.drivers import run_ascent, run_ascent_from
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
-from bayesvm.vb.optima import distinct_optima, optima_problem, optimum_group
+from bayesvm.vb.optima import distinct_optima, optima_problem, optimum_group, weigh_optima
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
@@ -73,7 +73,7 @@ def fit_vb(
     max_iter: int | None = None,
     accelerate: bool = True,
     subsample: bool = True,
-    starts=1,
+    starts=None,
     draws: int = 1000,
     seed=None,
     progressbar: bool = True,
@@ -82,11 +82,13 @@ def fit_vb(
 
     A model with several starting points (a learned shrinkage with Drugowitsch's hyperprior:
     its prior mean and 1) runs a few iterations from each and goes on from the one with the
-    larger bound (:func:`bayesvm.drivers.run_ascent_from`). That ascent, from the papers'
-    start, is the fit; with ``starts > 1``, more ascents from dispersed points look for other
-    optima (:mod:`bayesvm.vb.optima`): every distinct optimum is kept in ``fit.optima``, and
-    where there are several, ``problems`` says so, since the bound cannot tell which holds
-    the posterior mass.
+    larger bound (:func:`bayesvm.drivers.run_ascent_from`). That ascent starts where the papers
+    do; ``starts`` adds ascents from other points, by default the model's own
+    (:meth:`~bayesvm.models.BlockModel.vb_start_models`: the complete-case fit for
+    :class:`~bayesvm.models.MissingDataSVM`). Every distinct optimum is kept in
+    ``fit.optima``; where there are several, they are weighed by importance sampling and the
+    fit is the one holding the most posterior mass, not the one with the largest bound
+    (:mod:`bayesvm.vb.optima`), and ``problems`` says so.
 
     Parameters
     ----------
@@ -112,15 +114,15 @@ def fit_vb(
         then begins near its optimum and needs a third to a half of the sweeps; the fixed point is
         the same (the bound still never decreases from that start). ``False`` starts from
         the blocks' own starting points, as the papers do.
-    starts : int or sequence of dict
+    starts : int or sequence of dict, optional
         Ascents besides the papers' start: an int ``k`` adds ``k - 1`` from dispersed values
         (the blocks' :func:`~bayesvm.blocks.dispersed_start`, drawn with a fixed seed, so the
-        fit stays deterministic); points (dicts of the model's variables, e.g. the posterior
-        means of a sampler's chains in another mode) add one ascent from each. Each costs about
-        one more fit. They need a model whose blocks after the coefficient block give VB
-        statistics at a value (every model but :class:`~bayesvm.models.KernelGKM`, whose
-        blocks tell draws from ``q``'s moments); a fit started from a subsample has the first
-        alone.
+        fit stays deterministic; ``starts=1`` is the papers' start alone); points (dicts of the
+        model's variables, e.g. the posterior means of a sampler's chains in another mode) add
+        one ascent from each. Each costs about one more fit. They need a model whose blocks
+        after the coefficient block give VB statistics at a value (every model but
+        :class:`~bayesvm.models.KernelGKM`, whose blocks tell draws from ``q``'s moments); a
+        fit started from a subsample has the first alone. Default: the model's own starts.
     draws : int
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
         samplers; ``q``'s parameters are in the ``variational`` group.
@@ -131,20 +133,24 @@ def fit_vb(
     """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
-    extra = _extra_starts(model, starts)
     settings = model.vb_settings
     options = dict(
         tol=settings["tol"] if tol is None else tol,
         max_iter=settings["max_iter"] if max_iter is None else max_iter,
         relative=settings["relative"] if relative is None else relative,
     )
+    extra = _extra_starts(model, _model_starts(model, options) if starts is None else starts)
     result, sweeps, subsampled = _ascend(
         model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
     )
     others = []
     if not subsampled and not result.interrupted:
         others = _further_ascents(model, extra, accelerate, options)
-    optima = distinct_optima(model, [result, *others])
+    optima = distinct_optima(model, [(result, sweeps), *others])
+    masses = None
+    if len(optima) > 1:
+        optima, masses = weigh_optima(model, optima, np.random.default_rng(MASS_SEED))
+    result, sweeps = optima[0].ascent, optima[0].sweeps
     params, _ = result.state
     fitted = [(block, params[block.name]) for block in model.blocks]
     posterior, variational, coords = q_groups(model, fitted, np.random.default_rng(seed), draws)
@@ -156,7 +162,7 @@ def fit_vb(
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
     problems = list(result.problems)
     if len(optima) > 1:
-        problems.append(optima_problem(model, optima, 1 + len(others)))
+        problems.append(optima_problem(model, optima, 1 + len(others), masses))
     return Fit(
         model,
         idata,
@@ -171,6 +177,23 @@ def fit_vb(
 
 #: Seed of VB's dispersed starts (fixed: the same call gives the same fit).
 DISPERSED_SEED = 20140101
+#: Seed of the importance sampling that weighs several optima (fixed, likewise).
+MASS_SEED = 20180101
+
+
+def _model_starts(model, options: dict) -> list[dict]:
+    """The points of ``model``'s own further starts: each smaller model's
+    (:meth:`~bayesvm.models.BlockModel.vb_start_models`) ``q`` means at its optimum from
+    the papers' start, mapped to ``model``.
+    """
+    points = []
+    for smaller, to_point in model.vb_start_models():
+        result, _, _ = _ascend(
+            smaller, **options, accelerate=True, subsample=True, progressbar=False
+        )
+        (optimum,) = distinct_optima(smaller, [(result, 0)])
+        points.append(to_point(optimum.means))
+    return points
 
 
 def _extra_starts(model, starts) -> list[dict]:
@@ -201,7 +224,7 @@ def _extra_starts(model, starts) -> list[dict]:
 
 def _further_ascents(model, starts: list[dict], accelerate: bool, options: dict) -> list:
     """Ascents to convergence from each of ``starts`` (every block's statistics), the first
-    block's dropped: the first update computes it.
+    block's dropped: the first update computes it; each with its sweeps.
     """
     blocks = model.blocks
     sweep = make_cavi_step(blocks)
@@ -209,7 +232,7 @@ def _further_ascents(model, starts: list[dict], accelerate: bool, options: dict)
     for stats in starts:
         state = {name: value for name, value in stats.items() if name != blocks[0].name}
         step = Squarem(sweep) if accelerate else _Counted(sweep)
-        results.append(run_ascent(({}, state), step, **options))
+        results.append((run_ascent(({}, state), step, **options), step.sweeps))
     return results
 
 

@@ -1,5 +1,7 @@
 """VB keeps every optimum its starts reach and says when there are several."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,7 @@ import bayesvm
 from bayesvm.drivers import run_ascent
 from bayesvm.models import MixedSVM
 from bayesvm.vb.cavi import initial_state, make_cavi_step
-from bayesvm.vb.optima import distinct_optima, optima_problem
+from bayesvm.vb.optima import Optimum, distinct_optima, optima_problem, weigh_optima
 
 from conftest import simulate_logistic
 
@@ -38,11 +40,61 @@ def test_distinct_optima_are_listed_with_the_mean_that_separates_them(model):
     start = initial_state(blocks)
     converged = run_ascent(start, make_cavi_step(blocks), tol=1e-12, max_iter=5000)
     early = run_ascent(start, make_cavi_step(blocks), tol=1e-12, max_iter=2)
-    optima = distinct_optima(model, [converged, early, converged])
+    optima = distinct_optima(model, [(converged, 9), (early, 2), (converged, 9)])
     assert len(optima) == 2  # the converged ascent is one optimum however often reached
     problem = optima_problem(model, optima, starts=3)
-    assert problem.startswith("VB reached 2 optima from 3 starts")
+    assert problem.startswith("VB reached 2 optima from 3 starts; this fit is the first start's")
     assert "does not rank optima by posterior mass" in problem
+
+
+class _GaussianQ:
+    """A block whose ``q`` is ``N(mean, sd^2)`` of one variable ``x``."""
+
+    name = "x"
+
+    def draw_q(self, params, rng, size):
+        mean, sd = params
+        return {"x": mean + sd * rng.standard_normal((size, 1))}
+
+
+class _TwoModes:
+    """What weighing reads of a model: a density with 0.9 of its mass near 0 (sd 1) and 0.1
+    near 8 (sd 0.5).
+    """
+
+    blocks = [_GaussianQ()]
+    mass_var_names = ("x",)
+    supports: dict = {}
+    dims = {"x": ["x_dim"]}
+    coords = {"x_dim": ["x"]}
+
+    @staticmethod
+    def mass_log_density(point):
+        x = float(point["x"][0])
+        return np.logaddexp(
+            np.log(0.9) - 0.5 * x**2, np.log(0.1 / 0.5) - 0.5 * ((x - 8.0) / 0.5) ** 2
+        )
+
+
+def _optimum(bound, mean, sd):
+    ascent = SimpleNamespace(state=({"x": (mean, sd)}, None))
+    return Optimum(bound, {"x": np.array([mean])}, {"x": np.array([sd])}, True, ascent)
+
+
+def test_optima_are_ordered_by_their_mass_not_their_bound():
+    """The light optimum has the larger bound; the heavy one's ``q`` is too narrow and off
+    its mode (mean-field's failings), so the wider proposals must find its mass. The log mass
+    ratio is log 9 within Monte Carlo error.
+    """
+    light, heavy = _optimum(-1.0, 8.0, 0.5), _optimum(-5.0, 0.6, 0.3)
+    optima, masses = weigh_optima(_TwoModes(), [light, heavy], np.random.default_rng(0))
+    assert [optimum.bound for optimum in optima] == [-5.0, -1.0]
+    assert masses.reliable and all(optimum.khat < 0.7 for optimum in optima)
+    ratio = optima[0].log_mass - optima[1].log_mass
+    assert abs(ratio - np.log(9.0)) < 4 * np.hypot(*masses.standard_error) + 1e-3
+    problem = optima_problem(_TwoModes(), optima, starts=2, masses=masses)
+    assert "this fit is the optimum that holds the most posterior mass" in problem
+    assert "optimum 1 holds 8" in problem or "optimum 1 holds 9" in problem
 
 
 @pytest.mark.parametrize("starts", [0, 1.5, -1])

@@ -178,6 +178,39 @@ def test_missing_patterns_group_rows_and_number_cells_row_by_row():
     np.testing.assert_array_equal(patterns[(1,)].observed, [0, 2])
 
 
+# -- VB's second start: the complete-case fit ------------------------------------------------
+def test_vb_also_starts_from_the_complete_case_fit():
+    """The smaller model is the penalised SVM on the complete rows; its point fills each
+    missing cell with its conditional mean under the complete rows' moments (plus ``psi``);
+    here both starts reach one optimum, so the fit is the papers' start's.
+    """
+    X, y = correlated_data(80, seed=5)
+    D = with_missing(X, 0.2, seed=5)
+    model = MissingDataSVM.from_arrays(D, y)
+    ((smaller, to_point),) = model.vb_start_models()
+    complete = ~np.isnan(D).any(axis=1)
+    assert isinstance(smaller, MixedSVM) and smaller.n_samples == complete.sum()
+    point = to_point({"beta": np.array([0.1]), "u": np.array([0.5, -0.2]), "sigma2_u": 1.0})
+    mean = D[complete].mean(axis=0)
+    covariance = np.cov(D[complete], rowvar=False) + 0.01 * np.eye(2)
+    row = int(np.flatnonzero(np.isnan(D[:, 0]) & ~np.isnan(D[:, 1]))[0])
+    expected = mean[0] + covariance[0, 1] / covariance[1, 1] * (D[row, 1] - mean[1])
+    cell = int(np.isnan(D)[:row].sum())  # cells are numbered row by row
+    np.testing.assert_allclose(point["x_mis"][cell], expected, rtol=1e-12)
+    np.testing.assert_allclose(point["Sigma_x"], covariance, rtol=1e-12)
+    fit = bayesvm.fit(model, "vb", progressbar=False)
+    papers = bayesvm.fit(model, "vb", starts=1, progressbar=False)
+    assert fit.optima.sizes["optimum"] == 1 and fit.converged
+    np.testing.assert_allclose(fit.lower_bound, papers.lower_bound, rtol=1e-12)
+
+
+def test_no_complete_case_start_without_missing_cells_or_under_the_normalised_likelihood():
+    X, y = correlated_data(40, seed=1)
+    assert MissingDataSVM.from_arrays(X, y).vb_start_models() == []
+    D = with_missing(X, 0.2, seed=1)
+    assert MissingDataSVM.from_arrays(D, y, likelihood="normalized").vb_start_models() == []
+
+
 # -- Gibbs (Appendix C) against NUTS on to_pymc() -------------------------------------------
 @pytest.mark.slow  # NUTS needs 13 ms an iteration here: a minute at the shortest useful length
 def test_gibbs_and_nuts_agree_within_monte_carlo_error():
