@@ -97,6 +97,10 @@ def test_vb_means_are_close_to_gibbs():
         assert_means_within(vb_mean, gibbs, name, posterior_sds=1.0)
 
 
+# Slow even at the quick length (45 s, most of it NUTS): that to_pymc() states the blocks'
+# density is proven without sampling (tests/models/test_log_density.py), and the default suite
+# checks this model's Gibbs against VB and the grouped design's algebra against the dense one.
+@pytest.mark.slow
 @pytest.mark.parametrize("run", RUNS)
 def test_gibbs_and_nuts_agree(run):
     X, groups, y = grouped_data(n_samples=80, n_groups=8, seed=4)
