@@ -15,6 +15,11 @@ when every mode's Pareto k-hat of the log weights (Vehtari, Simpson, Gelman, Yao
 2024, "Pareto smoothed importance sampling", JMLR 25:72) is below :data:`KHAT_MAX`: then the
 modes' weights can stack their chains (Yao, Vehtari & Gelman 2022, JMLR 23:79).
 
+A proposal may also be fitted to draws other than a sampler's: VB weighs its optima with
+proposals fitted to draws from each optimum's ``q`` and to the Laplace approximation at the
+nearest mode of the density (:func:`laplace_draws`), trying them in turn until one's k-hat is
+below :data:`KHAT_MAX` (:func:`masses_from_draws`; :mod:`bayesvm.vb.optima`).
+
 A model with many variables per row (the cardiac model's missing cells) would need a proposal
 in thousands of dimensions; such a model integrates them out analytically in its
 ``mass_log_density`` and names the variables left in ``mass_var_names``. A model with binary
