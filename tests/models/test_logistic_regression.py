@@ -35,7 +35,13 @@ PRIORS = {
 }
 
 
-@pytest.fixture(scope="module", params=list(PRIORS))
+# ARD's NUTS fit is slow (27 s): its VB updates are checked by the bound tests by default.
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(name, marks=pytest.mark.slow) if name == "ard" else name for name in PRIORS
+    ],
+)
 def fits(request):
     X, y = logistic_data(200, seed=0)
     model = LogisticRegression.from_arrays(X, y, **PRIORS[request.param])
