@@ -160,18 +160,20 @@ def pytest_xdist_auto_num_workers(config):
 #: out whole files (``--dist loadfile``) in collection order, so these go first: a long file
 #: started last would leave the other cores idle while it runs.
 LONGEST_FILES = (
-    "test_spike_slab.py",
     "test_kernel_gkm.py",
-    "test_random_intercept.py",
-    "test_case_study_linlogit.py",
+    "test_spike_slab.py",
+    "test_model_search.py",
     "test_case_study_spam.py",
+    "test_gibbs_vs_nuts.py",
     "test_case_study_cardiac.py",
-    "test_linear_regression.py",
+    "test_cli.py",
+    "test_persistence.py",
+    "test_readme.py",
+    "test_case_study_linlogit.py",
+    "test_runner.py",
+    "test_gp_svm.py",
     "test_case_study_toenail.py",
     "test_contract.py",
-    "test_logistic_regression.py",
-    "test_runner.py",
-    "test_gibbs_vs_nuts.py",
 )
 
 

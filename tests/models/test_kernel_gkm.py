@@ -254,8 +254,9 @@ def test_rj_inclusion_probabilities_are_exact(exact, rj_fits, k_max, run):
     assert np.all(np.abs(z) < norm.isf(FAMILY_LEVEL / 2 / z.size)), z
 
 
+# k_max = 3 is slow, as for the visits above.
 @pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("k_max", [6, 3])
+@pytest.mark.parametrize("k_max", [6, pytest.param(3, marks=pytest.mark.slow)])
 def test_rj_predictive_is_the_exact_model_average(exact, rj_fits, k_max, run):
     """``fit.predict_proba`` at three new points is the mean of ``Phi(u + k*' beta)`` over the
     kept draws (section 3.3), and equals the exact ``sum_gamma p(gamma | y) P(y* = +1 | y,
