@@ -115,9 +115,6 @@ def mode_masses(model, posterior, labels: np.ndarray, rng: np.random.Generator):
     """The masses of the modes ``labels`` (chain, draw) assigns the draws of ``posterior``
     (:class:`ModeMasses`), or why they cannot be estimated (a ``str``).
     """
-    refusal = _refusal(model)
-    if refusal:
-        return refusal
     names = model.mass_var_names
     shapes = {name: posterior[name].shape[2:] for name in names}
     fitted = []
@@ -140,6 +137,9 @@ def masses_from_draws(model, shapes: dict, candidates: list, rng: np.random.Gene
     k-hat says which to trust), the best so far estimating the mode's mass. The first source
     of each mode places its basin. ``shapes`` gives each of ``model.mass_var_names``' shapes.
     """
+    refusal = _refusal(model)
+    if refusal:
+        return refusal
     names, supports = model.mass_var_names, model.supports
     first = [sources[0] for sources in candidates]
     dimension = first[0].shape[1]

@@ -20,7 +20,13 @@ from bayesvm.blocks import dispersed_start
 from bayesvm.drivers import run_ascent, run_ascent_from
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
-from bayesvm.vb.optima import distinct_optima, optima_problem, optimum_group, weigh_optima
+from bayesvm.vb.optima import (
+    distinct_optima,
+    optima_problem,
+    optimum_group,
+    q_moments,
+    weigh_optima,
+)
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
@@ -139,12 +145,14 @@ def fit_vb(
         max_iter=settings["max_iter"] if max_iter is None else max_iter,
         relative=settings["relative"] if relative is None else relative,
     )
-    extra = _extra_starts(model, _model_starts(model, options) if starts is None else starts)
+    extra = None if starts is None else _extra_starts(model, starts)  # refused before any work
     result, sweeps, subsampled = _ascend(
         model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
     )
     others = []
     if not subsampled and not result.interrupted:
+        if extra is None:  # the model's own starts, fitted only where they are used
+            extra = _extra_starts(model, _model_starts(model, options))
         others = _further_ascents(model, extra, accelerate, options)
     optima = distinct_optima(model, [(result, sweeps), *others])
     masses = None
@@ -191,8 +199,8 @@ def _model_starts(model, options: dict) -> list[dict]:
         result, _, _ = _ascend(
             smaller, **options, accelerate=True, subsample=True, progressbar=False
         )
-        (optimum,) = distinct_optima(smaller, [(result, 0)])
-        points.append(to_point(optimum.means))
+        means, _ = q_moments(smaller, result.state[0])
+        points.append(to_point(means))
     return points
 
 

@@ -42,6 +42,7 @@ from bayesvm.samplers.mode_mass import (
 __all__ = [
     "Optimum",
     "distinct_optima",
+    "q_moments",
     "weigh_optima",
     "optimum_group",
     "optima_problem",
@@ -79,15 +80,22 @@ def distinct_optima(model, ascents) -> list[Optimum]:
     """
     optima: list[Optimum] = []
     for result, sweeps in ascents:
-        params, _ = result.state
-        means, sds = {}, {}
-        for block in model.blocks:
-            for name, (mean, sd) in block.q_moments(params[block.name]).items():
-                means[name], sds[name] = np.asarray(mean, float), np.asarray(sd, float)
+        means, sds = q_moments(model, result.state[0])
         optimum = Optimum(float(result.trace[-1]), means, sds, result.converged, result, sweeps)
         if not any(_same(optimum, kept) for kept in optima):
             optima.append(optimum)
     return optima
+
+
+def q_moments(model, params) -> tuple[dict, dict]:
+    """``q``'s mean and sd of each reported variable (where ``q`` gives them in closed form),
+    from every block's parameters ``params``.
+    """
+    means, sds = {}, {}
+    for block in model.blocks:
+        for name, (mean, sd) in block.q_moments(params[block.name]).items():
+            means[name], sds[name] = np.asarray(mean, float), np.asarray(sd, float)
+    return means, sds
 
 
 def weigh_optima(model, optima: list[Optimum], rng) -> tuple[list[Optimum], ModeMasses | str]:
@@ -104,18 +112,11 @@ def weigh_optima(model, optima: list[Optimum], rng) -> tuple[list[Optimum], Mode
             values.update(block.draw_q(params[block.name], rng, FIT_DRAWS))
         shapes = {name: values[name].shape[1:] for name in names}
         from_q = unconstrained_draws(model, values)
+        centre = from_q.mean(axis=0)
         laplace = cache(
-            partial(
-                laplace_draws,
-                model,
-                shapes,
-                from_q.mean(axis=0),
-                from_q.std(axis=0),
-                rng,
-                FIT_DRAWS,
-            )
+            partial(laplace_draws, model, shapes, centre, from_q.std(axis=0), rng, FIT_DRAWS)
         )
-        wider = from_q.mean(axis=0) + WIDER * (from_q - from_q.mean(axis=0))
+        wider = centre + WIDER * (from_q - centre)
         candidates.append([from_q, wider, laplace, partial(_both, from_q, laplace)])
     masses = masses_from_draws(model, shapes, candidates, rng)
     if isinstance(masses, str):
