@@ -23,6 +23,7 @@ import numpy as np
 
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.interweaving import ScaleInterweaving
+from bayesvm.blocks.marginal_slice import CoefficientSlice
 
 __all__ = ["GaussianCoefficients", "CoefficientStats", "Segment", "LOG_2PI"]
 
@@ -114,11 +115,20 @@ class GaussianCoefficients(Block):
 
     def gibbs_moves(self, blocks) -> list:
         """The interweaving of each segment whose prior asks for it (``interweave``):
-        :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`, which integrates the
-        likelihood block's augmentation out, so that block must follow this one.
+        :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`; and, where a prior mixes over
+        latent variances (a lasso's ``omega``, ``latent``), slice moves of the coefficients
+        with those and the augmentation integrated out
+        (:class:`~bayesvm.blocks.marginal_slice.CoefficientSlice`). Both integrate the
+        likelihood block's augmentation out (its ``log_likelihood_along``), so that block
+        must follow this one.
         """
         likelihood = blocks[self.likelihood]
-        return [ScaleInterweaving(self, s, likelihood) for s in self.segments if s.prior.interweave]
+        segments = self.segments
+        moves = [ScaleInterweaving(self, s, likelihood) for s in segments if s.prior.interweave]
+        mixing = [s.prior for s in segments if s.prior.latent]
+        if mixing and hasattr(likelihood, "log_likelihood_along"):
+            moves.append(CoefficientSlice(self, likelihood, mixing))
+        return moves
 
     def segment_predictor(self, theta: np.ndarray, segment: slice) -> np.ndarray:
         """The part of ``f = C theta`` from the coefficients ``theta[segment]``."""

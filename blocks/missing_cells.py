@@ -28,7 +28,7 @@ eigendecomposition ``L^-1 B L^-T = V diag(e) V^T``, ``T = L^-T V`` gives
 The block is the predictor the hinge reads: it is visited right after the coefficients (as in
 Algorithm 4), so its ``f_mean`` / ``f_var`` combine both blocks' current ``q`` (or values).
 Gibbs follows its draw with slice moves of the coefficients on the completed design, the
-hinge's augmentation integrated out (:class:`CoefficientSlice`,
+hinge's augmentation integrated out (:class:`ImputedCoefficientSlice`,
 :mod:`bayesvm.blocks.marginal_slice`); the hinge block, next in the sweep, redraws it.
 """
 
@@ -40,7 +40,7 @@ import numpy as np
 
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import LOG_2PI, GaussianCoefficients, GaussianConditional
-from bayesvm.blocks.marginal_slice import slice_coefficients
+from bayesvm.blocks.marginal_slice import CoefficientSlice
 from bayesvm.linalg import cholesky_lower, triangular_solve
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
     "CellStats",
     "ImputedCoefficients",
     "CoefficientMoments",
-    "CoefficientSlice",
+    "ImputedCoefficientSlice",
 ]
 
 
@@ -348,14 +348,15 @@ class MissingCells(Block):
 
     # -- Gibbs ------------------------------------------------------------------------------
     def gibbs_moves(self, blocks) -> list:
-        """The coefficients' slice moves on the completed design (:class:`CoefficientSlice`),
+        """The coefficients' slice moves on the completed design
+        (:class:`ImputedCoefficientSlice`),
         where the likelihood integrates its augmentation out along a line of ``f`` (the
         hinge's ``log_likelihood_along``).
         """
         likelihood = blocks[self.likelihood]
         if not hasattr(likelihood, "log_likelihood_along"):
             return []
-        return [CoefficientSlice(blocks[self.coefficients], self, likelihood)]
+        return [ImputedCoefficientSlice(blocks[self.coefficients], self, likelihood)]
 
     def initial_value(self, stats, rng) -> CellStats:
         """The column means of the observed values (a first guess; the chain moves on)."""
@@ -505,29 +506,24 @@ class MissingCells(Block):
         variables["f"] = pt.dot(self.X, beta) + pt.dot(design, u)
 
 
-class CoefficientSlice:
-    """Slice moves of the coefficients ``theta = (beta, u)`` on the design completed by the
-    current cells, the likelihood's augmentation integrated out
-    (:func:`~bayesvm.blocks.marginal_slice.slice_coefficients`); the likelihood block must be
-    drawn next (``stale``).
+class ImputedCoefficientSlice(CoefficientSlice):
+    """:class:`~bayesvm.blocks.marginal_slice.CoefficientSlice` on the design completed by
+    the current cells; the cells' predictor follows the coefficients.
     """
 
-    def __init__(self, coefficients: ImputedCoefficients, cells: MissingCells, likelihood):
-        self.coefficients, self.cells, self.likelihood = coefficients, cells, likelihood
-        self.stale = likelihood.name
+    fixed_design = False
 
-    def update(self, stats, rng) -> dict:
-        """The coefficients after one slice update along each direction, and the cells'
-        predictor at them.
-        """
+    def __init__(self, coefficients: ImputedCoefficients, cells: MissingCells, likelihood):
+        super().__init__(coefficients, likelihood)
+        self.cells = cells
+
+    def design(self, stats) -> np.ndarray:
+        """``[X, D]`` with the current cells."""
+        return np.hstack([self.cells.X, stats[self.cells.name].design])
+
+    def moved(self, theta: np.ndarray, f: np.ndarray, stats) -> dict:
+        """The coefficients and the cells' predictor ``f``."""
         completed = stats[self.cells.name]
-        theta, f = slice_coefficients(
-            stats[self.coefficients.name].mean,
-            np.hstack([self.cells.X, completed.design]),
-            self.coefficients.prior_precision(stats),
-            self.likelihood.log_likelihood_along,
-            rng,
-        )
         return {
             self.coefficients.name: self.coefficients.at(theta, completed.design),
             self.cells.name: completed._replace(f_mean=f),
