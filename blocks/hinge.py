@@ -9,8 +9,9 @@ complete conditional ``GIG(1/2, 1, chi_i)`` with ``chi_i = E[(1 - y_i f_i)^2]``:
 * VB: ``q(a_i) = GIG(1/2, 1, chi_i)`` with ``chi_i = (1 - y_i E f_i)^2 + Var f_i`` and
   ``E_q[1/a_i] = chi_i^-1/2`` (Luts-Ormerod Algorithm 1 line 3 / Algorithm 2 line 3);
 * EM: the E-step weight ``1 / |1 - y_i f_i|`` (Polson-Scott eq. 14), floored like VB's; or
-  the exact M-step of :mod:`bayesvm.blocks.hinge_mode`, where support vectors, whose weight
-  is infinite, become equality constraints.
+  an exact M-step: :mod:`bayesvm.blocks.hinge_mode`, where support vectors, whose weight is
+  infinite, become equality constraints, or for a prior with an L1 part (the lasso) the linear
+  program of :mod:`bayesvm.blocks.hinge_lp`.
 
 The coefficient block reads ``weights = 1/a`` and ``response = y (1 + 1/a)``.
 
@@ -29,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
+from bayesvm.blocks.hinge_lp import make_hinge_lp_mode
 from bayesvm.blocks.hinge_mode import make_hinge_mode_step
 
 __all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR", "MARGIN_TOL"]
@@ -124,16 +126,22 @@ class HingeAugmentation(Block):
         return log_likelihood
 
     def accelerated_m_step(self, coefficients):
-        """The exact M-step of :mod:`bayesvm.blocks.hinge_mode` on ``coefficients``' dense
-        design: support vectors as the equality constraints of Polson-Scott eq. (15), an
-        active-set rule and a Newton step, given the priors' :meth:`~bayesvm.blocks.Block.
-        penalty`.
+        """The exact M-step on ``coefficients``' dense design, given the priors'
+        :meth:`~bayesvm.blocks.Block.penalty`: where the penalties have an L1 part (a lasso),
+        the mode by the linear program of :mod:`bayesvm.blocks.hinge_lp`, which does not
+        depend on the current value; otherwise the step of :mod:`bayesvm.blocks.hinge_mode`
+        from it (support vectors as the equality constraints of Polson-Scott eq. (15), an
+        active-set rule and a Newton step).
         """
-        solver = make_hinge_mode_step(self.y[:, None] * coefficients.design.dense())
+        rows = self.y[:, None] * coefficients.design.dense()
+        newton = make_hinge_mode_step(rows)
+        linear_program = make_hinge_lp_mode(rows)
 
         def m_step(stats):
             quadratic, l1 = coefficients.penalties(stats)
-            theta, released = solver(stats[coefficients.name].mean, quadratic, l1)
+            if np.any(l1 > 0.0):
+                return coefficients.at(linear_program(quadratic, l1)), 0
+            theta, released = newton(stats[coefficients.name].mean, quadratic)
             return coefficients.at(theta), released
 
         return m_step

@@ -38,10 +38,18 @@ EM-SVM (section 3.1)
     approximately (on the tests' problems ``F`` ends within ~1e-4 of the mode's for a ridge,
     ~1e-1 for a lasso, whose zeros it only approaches). The *accelerated*
     step (``accelerate=True``, the default) replaces the E- and M-steps of the coefficients by
-    the likelihood block's exact M-step (:meth:`~bayesvm.blocks.Block.accelerated_m_step`; for
-    the hinge :mod:`bayesvm.blocks.hinge_mode`: support vectors as the equality constraints of
-    eq. (15), an active-set rule and a Newton step beyond the paper), which reaches the exact
-    mode, LIBSVM's solution, in few iterations.
+    the likelihood block's exact M-step (:meth:`~bayesvm.blocks.Block.accelerated_m_step`).
+    For the hinge under a Gaussian prior it is :mod:`bayesvm.blocks.hinge_mode`: support
+    vectors as the equality constraints of eq. (15), an active-set rule and a Newton step
+    beyond the paper, which reaches the exact mode, LIBSVM's solution, in few iterations.
+
+    Lasso (section 3.1 with alpha = 1): where the penalties have an L1 part the hinge's
+    exact step is the mode itself, ``argmax F`` for the current ``(P, L)``, by the linear
+    program of :mod:`bayesvm.blocks.hinge_lp` (HiGHS on its dual; the quadratic terms, the
+    intercept's vague prior, by Kelley's cutting planes). It replaces the E-step weights
+    ``1/omega_j = nu c_j / |u_j|``, infinite at the zeros EM only approaches, and reads only
+    the penalties, not the current value: EM stops after two iterations (the second finds the
+    same mode) at the exact mode, the same from every start, with exact zeros.
 
 ECME-SVM (section 3.3)
     E-step and CM-step as above with the current scale; then the CME step maximises the
@@ -58,13 +66,23 @@ ECME-SVM (section 3.3)
     objective adds ``log p(u | scale) + log p(scale)`` in that parameterisation, and it is
     monotone (Liu-Rubin 1994).
 
-Start: ``theta ~ N(0, I)`` (Polson-Scott section 5; 0 is a fixed point for the lasso), the
-other non-latent blocks at their modes given it (ECME: the scale's CME step).
+    Lasso: with the exact coefficient step (the linear program above) ECME is the iteration
+    ``t <- (a + m - 1) / (b + s(t))``, ``s(t) = sum_j |u_j| / c_j`` at the mode for ``t``. The
+    program's constraints do not depend on ``t`` and its cost is linear in ``t``, so one
+    vertex is optimal over an interval of ``t`` (the intercept's vague quadratic prior aside):
+    ``s`` is a non-increasing step function, and ECME ends in finitely many iterations at an
+    exact fixed point ``t = (a + m - 1) / (b + s(t))``, a local maximum of the objective
+    profiled over ``t``. The start enters only through the first ``t``; where that profile has
+    several local maxima, the first ``t`` decides which one ECME climbs to.
+
+Start: ``theta ~ N(0, I)`` (Polson-Scott section 5; 0 is a fixed point of plain EM for the
+lasso, though not of its exact step, which does not read it), the other non-latent blocks at
+their modes given it (ECME: the scale's CME step).
 Stop: when the objective rises by less than ``tol * 2 n`` in an iteration (``2 n = |F(0)|``,
 the hinge part at ``theta = 0``), so ``tol`` is relative to the objective's scale. The default
-1e-15 is round-off level: the accelerated ridge EM stops at its exact fixed point, and ECME
-(linear in the scale) at about ``sqrt(machine epsilon)`` in the parameters, the resolution of
-an objective-based stop.
+1e-15 is round-off level: the accelerated EM stops at its exact fixed point, lasso ECME too
+(above), and ridge ECME (linear in the scale) at about ``sqrt(machine epsilon)`` in the
+parameters, the resolution of an objective-based stop.
 """
 
 from __future__ import annotations
@@ -202,15 +220,17 @@ def fit_em(
 ) -> Fit:
     """Posterior mode by EM (Polson-Scott sections 3.1-3.2) for a model without learned blocks.
 
-    For the SVMs, EM-SVM; with ``accelerate`` its coefficient step is exact (the restricted
-    least squares of section 3.2, an active-set rule and a Newton step; see the module
-    docstring), and for the ridge the mode is LIBSVM's solution with ``C = 1 / (2 alpha)``.
+    For the SVMs, EM-SVM; with ``accelerate`` its coefficient step is exact (for the ridge the
+    restricted least squares of section 3.2, an active-set rule and a Newton step, and the mode
+    is LIBSVM's solution with ``C = 1 / (2 alpha)``; for the lasso the mode by a linear
+    program; see the module docstring).
 
     Parameters
     ----------
     accelerate : bool
         Replace the E- and M-step of the coefficients by the likelihood block's exact M-step
-        (:mod:`bayesvm.blocks.hinge_mode` for the hinge). False runs the plain EM of the
+        (for the hinge :mod:`bayesvm.blocks.hinge_mode`, or :mod:`bayesvm.blocks.hinge_lp`
+        under a prior with an L1 part). False runs the plain EM of the
         blocks, whose E-step weights are floored where they are infinite (support vectors,
         lasso weights at 0): it converges slowly (linearly, often to ``max_iter``) and only
         to about the floor's resolution. A model whose likelihood block offers no exact
@@ -232,7 +252,8 @@ def fit_em(
         every iteration in ``objective_trace``, and in ``sample_stats`` its final value
         ``lp``, the blocks' counts (the hinge's ``n_support_vectors``, on or inside the
         margin, LIBSVM's count, and ``n_margin``, on it; the coefficients' ``n_zero``, exactly
-        0) and ``n_released`` (active-set releases of the accelerated step).
+        0) and ``n_released`` (active-set releases of the accelerated step; 0 for the lasso,
+        whose linear program has none).
     """
     return _fit(
         model,

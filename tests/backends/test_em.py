@@ -1,23 +1,26 @@
-"""EM-SVM and ECME-SVM (samplers/em.py, blocks/hinge_mode.py): external references,
-monotonicity, ECME's CM stationarity and the common InferenceData layout.
+"""EM-SVM and ECME-SVM (samplers/em.py, blocks/hinge_mode.py, blocks/hinge_lp.py): external
+references, monotonicity, ECME's CM stationarity and the common InferenceData layout.
 
 External references: LIBSVM (``sklearn.svm.SVC``) for the ridge and an exact LP solver (HiGHS
-via ``scipy.optimize.linprog``) for the lasso. LIBSVM stores its kernel cache in single
-precision (``typedef float Qfloat`` in svm.cpp), so on ordinary data its solution is only
-accurate to about 1e-3 (relative) however small ``tol`` is; its objective is then *worse* than
-EM's. The direct comparison therefore uses data on a dyadic grid whose Gram matrix is exact in
-float32, where LIBSVM is exact up to its tolerance; on raw data EM is compared with LIBSVM's
-support-vector partition solved in float64 and must beat LIBSVM's objective.
+via ``scipy.optimize.linprog``, on the primal program, which the library does not solve) for
+the lasso. LIBSVM stores its kernel cache in single precision (``typedef float Qfloat`` in
+svm.cpp), so on ordinary data its solution is only accurate to about 1e-3 (relative) however
+small ``tol`` is; its objective is then *worse* than EM's. The direct comparison therefore uses
+data on a dyadic grid whose Gram matrix is exact in float32, where LIBSVM is exact up to its
+tolerance; on raw data EM is compared with LIBSVM's support-vector partition solved in float64
+and must beat LIBSVM's objective.
 """
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
+from scipy import sparse
+from scipy.optimize import linprog, minimize_scalar
 from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
 import bayesvm
-from bayesvm.models import LinearSVM
+from bayesvm.data import load_spam
+from bayesvm.models import Laplace, LinearSVM
 from bayesvm.samplers.em import make_em_step
 
 from conftest import MONOTONE_ROUNDOFF, assert_never_decreases
@@ -81,6 +84,25 @@ def objective(model, beta, u):
     return value(np.concatenate([beta, u]))
 
 
+def log_pseudo_posterior(model, theta):
+    """``F(theta)`` of Polson-Scott section 3 for a fixed penalty, written out: ``-2 sum_i
+    max(0, 1 - y_i c_i^T theta) - beta^2 / (2 sigma2_beta)`` minus the ridge's or lasso's
+    penalty of ``u``.
+    """
+    A = model.y[:, None] * model.design
+    penalty, m = model.penalty, theta.size - 1
+    lasso = isinstance(penalty, Laplace)
+    u_precision = 0.0 if lasso else 1.0 / penalty.variance
+    u_l1 = 1.0 / (penalty.nu * penalty.scale) if lasso else 0.0
+    quadratic = np.concatenate([[1.0 / model.sigma2_beta], np.broadcast_to(u_precision, m)])
+    l1 = np.concatenate([[0.0], np.broadcast_to(u_l1, m)])
+    return (
+        -2.0 * np.sum(np.maximum(0.0, 1.0 - A @ theta))
+        - 0.5 * np.sum(quadratic * theta**2)
+        - np.sum(l1 * np.abs(theta))
+    )
+
+
 @pytest.mark.parametrize("alpha", [0.01, 0.1, 1.0])
 @pytest.mark.parametrize("name", list(GRID_DATA))
 def test_ridge_mode_equals_libsvm(name, alpha):
@@ -123,15 +145,44 @@ def test_ridge_mode_beats_libsvm_on_raw_data(name, alpha):
     np.testing.assert_allclose(beta, [solution[-1]], rtol=1e-4)
 
 
-def lasso_lp(X, y, alpha):
-    """``min sum_i hinge_i + alpha ||u||_1`` as an LP (HiGHS)."""
+# HiGHS's least feasibility tolerances, so that the references are exact to ~1e-10.
+TIGHT_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+def lasso_lp(X, y, alpha, intercept=None):
+    """``min sum_i hinge_i + alpha ||u||_1`` as the primal LP in ``(beta+, beta-, u+, u-,
+    xi) >= 0`` (HiGHS, sparse): ``(beta, u, minimum)``; over ``u`` alone where the intercept
+    is given.
+    """
     n, d = X.shape
     y = np.where(y > 0, 1.0, -1.0)
     cost = np.concatenate([[0.0, 0.0], alpha * np.ones(2 * d), np.ones(n)])
-    a_ub = np.hstack([-y[:, None], y[:, None], -y[:, None] * X, y[:, None] * X, -np.eye(n)])
-    res = linprog(cost, A_ub=a_ub, b_ub=-np.ones(n), bounds=(0, None), method="highs")
+    yX = sparse.csr_array(y[:, None] * X)
+    a_ub = sparse.hstack([-y[:, None], y[:, None], -yX, yX, -sparse.eye_array(n)], format="csr")
+    bounds = [(0.0, None)] * (2 + 2 * d + n)
+    if intercept is not None:
+        bounds[:2] = [(max(intercept, 0.0),) * 2, (max(-intercept, 0.0),) * 2]
+    res = linprog(
+        cost, A_ub=a_ub, b_ub=-np.ones(n), bounds=bounds, method="highs", options=TIGHT_HIGHS
+    )
     z = res.x
-    return z[0] - z[1], z[2 : 2 + d] - z[2 + d : 2 + 2 * d]
+    return z[0] - z[1], z[2 : 2 + d] - z[2 + d : 2 + 2 * d], res.fun
+
+
+def lasso_optimum(X, y, alpha, sigma2_beta):
+    """``max F`` for the lasso, independently of the library's program: ``F`` profiled over the
+    intercept, ``-2 min_u (sum_i hinge_i + alpha ||u||_1) - beta^2 / (2 sigma2_beta)`` (the
+    primal LP at each ``beta``), is concave and maximised by bounded Brent to ``1e-12``.
+    """
+
+    def negative_profile(beta):
+        return 2.0 * lasso_lp(X, y, alpha, intercept=beta)[2] + 0.5 * beta**2 / sigma2_beta
+
+    best = minimize_scalar(
+        negative_profile, bounds=(-10.0, 10.0), method="bounded", options={"xatol": 1e-12}
+    )
+    assert best.success and abs(best.x) < 9.0
+    return -best.fun
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.1])
@@ -142,13 +193,84 @@ def test_lasso_zeroes_coefficients_and_equals_lp(alpha):
     beta, u = mode(fit)
     assert fit.converged
     assert np.all(u[:3] != 0.0)
-    assert np.sum(u == 0.0) >= 1  # exact zeros (section 3.2: fixed point at 0)
+    assert np.sum(u == 0.0) >= 1  # exact zeros (a vertex of the linear program)
     assert fit.idata.sample_stats["n_zero"].item() == np.sum(u == 0.0)
-    beta_lp, u_lp = lasso_lp(X, y, alpha)
+    beta_lp, u_lp, _ = lasso_lp(X, y, alpha)
     # atol for the exact zeros of both solutions only (HiGHS returns them to ~1e-12).
     np.testing.assert_allclose(u, u_lp, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(beta, [beta_lp], rtol=1e-6)
     assert objective(model, beta, u) >= objective(model, np.array([beta_lp]), u_lp) - 1e-9
+
+
+@pytest.mark.parametrize("sigma2_beta", [1e8, 0.01])
+def test_lasso_mode_is_the_exact_optimum_from_every_start(sigma2_beta):
+    """The linear program's mode (two EM iterations) is ``max F`` to round-off, and the same
+    from every start; ``sigma2_beta = 0.01`` moves the intercept, through ~15 rounds of
+    cutting planes.
+    """
+    X, y = sparse_problem()
+    alpha = 0.05
+    model = LinearSVM.from_arrays(X, y, prior="lasso", alpha=alpha, sigma2_beta=sigma2_beta)
+    fits = [bayesvm.fit(model, method="em", seed=seed) for seed in range(5)]
+    modes = [np.concatenate(mode(fit)) for fit in fits]
+    for fit, theta in zip(fits, modes, strict=True):
+        assert fit.converged and fit.n_iter == 2
+        # the program reads only the penalties, never the start: the same numbers
+        np.testing.assert_array_equal(theta, modes[0])
+    best = lasso_optimum(X, y, alpha, sigma2_beta)
+    assert abs(log_pseudo_posterior(model, modes[0]) - best) <= 1e-9 * abs(best)
+    assert np.sum(modes[0] == 0.0) >= 1
+
+
+def test_lasso_ecme_scale_does_not_depend_on_the_start():
+    """With the exact coefficient step ECME ends at a fixed point of ``t <- (a + m - 1) / (b +
+    s(t))``; on these overlapping classes every start reaches the same one. (On separable
+    classes, where the data do not identify ``nu``, the profile can have several local maxima
+    and the first ``t`` picks one: sparse_problem() reaches three from 40 seeds.)
+    """
+    X, y = blobs(1, sep=1.0)
+    model = LinearSVM.from_arrays(X, y, prior="lasso", feature_scale="std")
+    fits = [bayesvm.fit(model, method="ecme", seed=seed) for seed in range(5)]
+    nus = [fit.idata.posterior["nu"].item() for fit in fits]
+    assert all(fit.converged for fit in fits)
+    np.testing.assert_allclose(nus, nus[0], rtol=1e-6)
+
+
+def standardised_spam():
+    """The spam data with every column at mean 0 and (population) sd 1."""
+    data = load_spam()
+    X = data.drop(columns="type").to_numpy(dtype=float)
+    return (X - X.mean(axis=0)) / X.std(axis=0), np.where(data["type"] == "spam", 1, -1)
+
+
+@pytest.mark.slow
+def test_lasso_mode_on_spam_is_the_lp_optimum_from_every_start():
+    """On the standardised spam data (nu = 0.3) ``F`` at EM's mode is the primal LP
+    optimum's within 1e-6 (relative), and the mode is the same from 5 seeds.
+    """
+    X, y = standardised_spam()
+    nu = 0.3
+    model = LinearSVM.from_arrays(X, y, prior="lasso", nu=nu)
+    modes = [
+        np.concatenate(bayesvm.fit(model, method="em", seed=seed).coefficient_means())
+        for seed in range(5)
+    ]
+    np.testing.assert_allclose(modes, np.broadcast_to(modes[0], (5, modes[0].size)), rtol=1e-6)
+    beta_lp, u_lp, _ = lasso_lp(X, y, alpha=1.0 / (2.0 * nu))
+    optimum = log_pseudo_posterior(model, np.concatenate([[beta_lp], u_lp]))
+    for theta in modes:
+        assert abs(log_pseudo_posterior(model, theta) - optimum) <= 1e-6 * abs(optimum)
+
+
+@pytest.mark.slow
+def test_lasso_ecme_scale_on_spam_does_not_depend_on_the_start():
+    X, y = standardised_spam()
+    model = LinearSVM.from_arrays(X, y, prior="lasso")
+    nus = [
+        bayesvm.fit(model, method="ecme", seed=seed).idata.posterior["nu"].item()
+        for seed in range(3)
+    ]
+    np.testing.assert_allclose(nus, nus[0], rtol=1e-6)
 
 
 MONOTONE_CASES = [
@@ -263,22 +385,9 @@ def test_objective_is_the_log_pseudo_posterior_up_to_a_constant(kwargs):
     X, y = sparse_problem()
     model = LinearSVM.from_arrays(X, y, **kwargs)
     value, _, _ = make_em_step(model)
-    A = model.y[:, None] * model.design
-    penalty = model.penalty
-    u_precision = 1.0 / penalty.variance if kwargs.get("prior") != "lasso" else 0.0
-    u_l1 = 1.0 / (penalty.nu * penalty.scale) if kwargs.get("prior") == "lasso" else 0.0
-    quadratic = np.concatenate([[1.0 / model.sigma2_beta], np.broadcast_to(u_precision, 20)])
-    l1 = np.concatenate([[0.0], np.broadcast_to(u_l1, 20)])
     rng = np.random.default_rng(0)
-    offsets = []
-    for _ in range(3):
-        theta = rng.standard_normal(21)
-        F = (
-            -2.0 * np.sum(np.maximum(0.0, 1.0 - A @ theta))
-            - 0.5 * np.sum(quadratic * theta**2)
-            - np.sum(l1 * np.abs(theta))
-        )
-        offsets.append(value(theta) - F)
+    thetas = rng.standard_normal((3, 21))
+    offsets = [value(theta) - log_pseudo_posterior(model, theta) for theta in thetas]
     np.testing.assert_allclose(offsets, offsets[0], atol=1e-10)
 
 
