@@ -180,6 +180,8 @@ def test_jump_with_a_largest_model_size_targets_the_truncated_posterior():
     assert goodness_of_fit(ends, probabilities) > LEVEL
 
 
+# The power of the goodness-of-fit test does not change with the samplers: the slow suite's.
+@pytest.mark.slow
 @pytest.mark.parametrize("update", [one_sweep, jumps()], ids=["gibbs", "jump"])
 def test_the_goodness_of_fit_test_detects_a_wrong_prior(update):
     """An update that targets ``rho = 0.35`` instead of 0.3 is rejected by far."""
