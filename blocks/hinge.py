@@ -30,7 +30,6 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
-from bayesvm.blocks.hinge_lp import make_hinge_lp_mode
 from bayesvm.blocks.hinge_mode import make_hinge_mode_step
 
 __all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR", "MARGIN_TOL"]
@@ -133,6 +132,9 @@ class HingeAugmentation(Block):
         from it (support vectors as the equality constraints of Polson-Scott eq. (15), an
         active-set rule and a Newton step).
         """
+        # imported here: scipy.optimize would add a quarter of a second to ``import bayesvm``
+        from bayesvm.blocks.hinge_lp import make_hinge_lp_mode
+
         rows = self.y[:, None] * coefficients.design.dense()
         newton = make_hinge_mode_step(rows)
         linear_program = make_hinge_lp_mode(rows)

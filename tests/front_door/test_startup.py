@@ -25,6 +25,7 @@ HEAVY_MODULES = (
     "pandas",
     "rich",
     "formulae",
+    "scipy.optimize",
 )
 
 BANNER = "ArviZ is undergoing a major refactor"
