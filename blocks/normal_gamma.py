@@ -236,6 +236,12 @@ class NormalGammaCoefficients(Block):
         residual = self.yty - 2.0 * w @ self.Xty + w @ self.gram @ w
         return float((self.shape - 1.0) * values.log_scale - self.b0 * tau - 0.5 * tau * residual)
 
+    def simulate_response(self, stats, rng: np.random.Generator) -> np.ndarray:
+        """Outputs drawn given ``(w, tau)`` in ``stats``: ``y_n ~ N(w^T x_n, 1/tau)`` (eq. 1)."""
+        values = stats[self.name]
+        noise = rng.standard_normal(self.X.shape[0]) / np.sqrt(values.scale)
+        return self.X @ values.mean + noise
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``tau ~ Gam(a0, b0)``, ``w`` with the prior block's prior scaled by

@@ -119,6 +119,14 @@ class NormalizedHinge(HingeAugmentation):
         f = stats[self.coefficients].f_mean
         return super().log_density(stats) - float(np.sum(log_normalizer(f)))
 
+    def simulate_response(self, stats, rng: np.random.Generator) -> np.ndarray:
+        """Labels drawn given the coefficients' ``f`` in ``stats``: ``y_i = +1`` with
+        probability ``exp(-2 (1 - f_i)_+) / Z(f_i)`` (module docstring), else ``-1``.
+        """
+        f = stats[self.coefficients].f_mean
+        positive = np.exp(-2.0 * np.maximum(0.0, 1.0 - f) - log_normalizer(f))
+        return np.where(rng.random(f.shape) < positive, 1.0, -1.0)
+
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """The normalised likelihood as the potential ``normalized_hinge`` (``log Z`` by
         ``logaddexp``).

@@ -164,6 +164,13 @@ class ProbitAugmentation(Block):
         """
         return float(np.sum(log_ndtr(self.y * stats[self.coefficients].f_mean)))
 
+    def simulate_response(self, stats, rng: np.random.Generator) -> np.ndarray:
+        """Labels drawn given the coefficients' ``f`` in ``stats``: ``y_i = +1`` if ``f_i +
+        eps_i > 0``, else ``-1``, ``eps_i ~ N(0, 1)`` (Zhang et al. section 3.1).
+        """
+        f = stats[self.coefficients].f_mean
+        return np.where(f + rng.standard_normal(f.shape) > 0.0, 1.0, -1.0)
+
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:
         """``sum_i log Phi(y_i f_i)`` as the potential ``probit``."""

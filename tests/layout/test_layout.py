@@ -38,6 +38,7 @@ FLOORS = {
     "bayesvm.formula": 3,
     "bayesvm.compare": 3,
     "bayesvm.calibration": 3,
+    "bayesvm.sbc": 3,
     "bayesvm.estimator": 3,
     "bayesvm.system_info": 3,
     "bayesvm.samplers": 4,
