@@ -9,7 +9,13 @@ A sampler's draws are trusted when (Vehtari, Gelman, Simpson, Carpenter & Buerkn
 * parameters whose every draw is the same (an inclusion indicator that never switched, and
   the weight it holds at zero) have no Monte Carlo error and are not checked;
 * NUTS made no divergent transition (a divergence means a region of the posterior the
-  sampler could not explore, so the draws can be biased whatever R-hat says).
+  sampler could not explore, so the draws can be biased whatever R-hat says);
+* a trans-dimensional fit (reversible jump, spike-and-slab) is judged also on the model size
+  :data:`MODEL_SIZE` of its ``sample_stats``, a quantity that means the same in every model
+  (Brooks & Giudici 2000, "Markov chain Monte Carlo convergence assessment via two-way
+  analysis of variance"): its R-hat and bulk ESS pass as a parameter's, and a failure names
+  it. The indicators alone can pass where the size does not: each of many rarely active
+  vectors switches often enough while the number of them drifts.
 
 A single chain is judged by cutting it into halves taken as two chains, so that a chain that
 drifts, or sits in one mode for half the run and in another for the rest, fails as it should.
@@ -37,10 +43,14 @@ __all__ = [
     "mcmc_fit",
     "RHAT_MAX",
     "ESS_PER_CHAIN",
+    "MODEL_SIZE",
 ]
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
+#: The model size in ``sample_stats`` (active vectors or included columns), checked with the
+#: posterior's variables.
+MODEL_SIZE = "n_active"
 
 
 def mcmc_problems(idata, model=None) -> list[str]:
@@ -94,47 +104,23 @@ def _checks(idata) -> tuple[list[str], object, int | None]:
     """The problems of ``idata``'s draws, the modes its chains found (None where R-hat passes
     or no modes are found) and the position of their problem.
     """
-    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
-
     posterior = idata.posterior
     n_chains = posterior.sizes["chain"]
     problems = []
     modes = at = None
-    chains = _halves_as_chains(posterior) if n_chains < 2 else posterior
-    constant = posterior.max(("chain", "draw")) == posterior.min(("chain", "draw"))
-    # Draws that never move (within a chain) have R-hat and ESS 0 / 0: ArviZ's NaN is what
-    # _worst expects, without NumPy's warning for each such parameter.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rhat_values = None if chains is None else az.rhat(chains)
-        ess_values = {method: az.ess(posterior, method=method) for method in ("bulk", "tail")}
+    chains, rhat_values, ess_values, constant = _statistics(posterior, ("bulk", "tail"))
     if rhat_values is None:
         problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
     else:
-        disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
-        # A parameter that never moves within any chain but differs between them (an indicator
-        # kept in by one chain and out by another) has no within-chain variance: R-hat is 0 / 0,
-        # which ArviZ returns as NaN or, after round-off, as a huge number.
-        stuck = (chains.max("draw") == chains.min("draw")).all("chain").astype(float)
-        stuck_name, is_stuck = _worst(stuck, constant, largest=True)
-        name, rhat = _worst(rhat_values, constant, largest=True)
-        modes = None if is_stuck != 1.0 and rhat < RHAT_MAX else find_modes(posterior)
+        problem = _rhat_problem(chains, rhat_values, constant, n_chains)
+        modes = None if problem is None else find_modes(posterior)
         if modes is not None:
             at = len(problems)
             problems.append(modes.describe())
-        elif is_stuck == 1.0:
-            problems.append(
-                f"R-hat of {stuck_name} is undefined: {disagree}, each staying at one value"
-            )
-        elif not rhat < RHAT_MAX:
-            problems.append(f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}")
-    floor = ESS_PER_CHAIN * n_chains
-    for method, values in ess_values.items():
-        name, ess = _worst(values, constant, largest=False)
-        if not ess >= floor:
-            problems.append(
-                f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "
-                "draw more"
-            )
+        elif problem is not None:
+            problems.append(problem)
+    problems.extend(_ess_problems(ess_values, constant, n_chains))
+    problems.extend(_model_size_problems(idata))
     if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
         divergences = int(idata.sample_stats["diverging"].sum())
         if divergences:
@@ -143,6 +129,73 @@ def _checks(idata) -> tuple[list[str], object, int | None]:
                 "posterior (try noncentered=True or a higher target_accept)"
             )
     return problems, modes, at
+
+
+def _statistics(draws: xr.Dataset, ess_methods: tuple[str, ...]):
+    """``(chains, R-hat, {method: ESS}, constant)`` of each variable of ``draws``: the chains
+    R-hat compares (a single chain's halves; None where too short to halve), and which
+    variables hold one value in every draw (not checked).
+    """
+    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
+    chains = _halves_as_chains(draws) if draws.sizes["chain"] < 2 else draws
+    constant = draws.max(("chain", "draw")) == draws.min(("chain", "draw"))
+    # Draws that never move (within a chain) have R-hat and ESS 0 / 0: ArviZ's NaN is what
+    # _worst expects, without NumPy's warning for each such parameter.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rhat_values = None if chains is None else az.rhat(chains)
+        ess_values = {method: az.ess(draws, method=method) for method in ess_methods}
+    return chains, rhat_values, ess_values, constant
+
+
+def _rhat_problem(chains: xr.Dataset, rhat_values: xr.Dataset, constant, n_chains: int):
+    """The R-hat failure of the worst variable, in words (None where every one passes);
+    ``chains`` are a single chain's halves where ``n_chains`` is 1.
+    """
+    disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
+    # A parameter that never moves within any chain but differs between them (an indicator
+    # kept in by one chain and out by another) has no within-chain variance: R-hat is 0 / 0,
+    # which ArviZ returns as NaN or, after round-off, as a huge number.
+    stuck = (chains.max("draw") == chains.min("draw")).all("chain").astype(float)
+    stuck_name, is_stuck = _worst(stuck, constant, largest=True)
+    if is_stuck == 1.0:
+        return f"R-hat of {stuck_name} is undefined: {disagree}, each staying at one value"
+    name, rhat = _worst(rhat_values, constant, largest=True)
+    if not rhat < RHAT_MAX:
+        return f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}"
+    return None
+
+
+def _ess_problems(ess_values: dict, constant, n_chains: int) -> list[str]:
+    """The ESS of the worst variable by each method, where below the floor, in words."""
+    floor = ESS_PER_CHAIN * n_chains
+    problems = []
+    for method, values in ess_values.items():
+        name, ess = _worst(values, constant, largest=False)
+        if not ess >= floor:
+            problems.append(
+                f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "
+                "draw more"
+            )
+    return problems
+
+
+def _model_size_problems(idata) -> list[str]:
+    """R-hat and bulk ESS of :data:`MODEL_SIZE` (module docstring), where it is in
+    ``sample_stats`` and changes.
+    """
+    if "sample_stats" not in idata.groups() or MODEL_SIZE not in idata.sample_stats:
+        return []
+    size = idata.sample_stats[[MODEL_SIZE]]
+    chains, rhat_values, ess_values, constant = _statistics(size, ("bulk",))
+    if bool(constant[MODEL_SIZE]):
+        return []
+    n_chains = size.sizes["chain"]
+    problems = []
+    if rhat_values is not None:  # a chain too short to halve is reported with the posterior
+        problems.append(_rhat_problem(chains, rhat_values, constant, n_chains))
+    problems.extend(_ess_problems(ess_values, constant, n_chains))
+    return [problem for problem in problems if problem is not None]
 
 
 def mcmc_converged(idata) -> bool:
