@@ -70,12 +70,14 @@ class ActiveCholesky:
 
     def border(self, column: int) -> tuple[np.ndarray, float]:
         """``(l, s)`` of the factor with ``column`` appended: ``l = L^-1 M_A,j`` and the Schur
-        complement ``s = M_jj - l^T l``, so that the new factor is ``[[L, 0], [l^T, sqrt s]]``.
+        complement ``s = M_jj - l^T l``, so that the new factor is ``[[L, 0], [l^T, sqrt s]]``
+        (``M_jj = s + l^T l``). The column's entries are read in one look-up.
         """
+        entries = self.matrix[[*self.order, column], column]
         if not self.order:
-            return np.zeros(0), float(self.matrix[column, column])
-        border = triangular_solve(self.factor, self.matrix[self.order, column])
-        return border, float(self.matrix[column, column] - border @ border)
+            return entries[:0], float(entries[0])
+        border = triangular_solve(self.factor, entries[:-1])
+        return border, float(entries[-1] - border @ border)
 
     def append(self, column: int, border: np.ndarray, schur: float) -> None:
         """Append ``column`` given its :meth:`border` (``O(k^2)``)."""
@@ -100,10 +102,6 @@ class ActiveCholesky:
         self.factor = (upper * np.sign(np.diag(upper))[:, None]).T
         del self.order[position]
 
-    def diagonal(self, column: int) -> float:
-        """``M_jj``."""
-        return float(self.matrix[column, column])
-
     def inverse_diagonal(self, column: int) -> float:
         """``(M_AA^-1)_jj``: ``||L^-1 e_p||^2``, a solve with the trailing block only."""
         position = self.position(column)
@@ -123,10 +121,10 @@ class Addition:
     CollapsedGaussian.add`.
     """
 
-    __slots__ = ("column", "border", "schur", "prior_border", "prior_schur", "z_new")
+    __slots__ = ("column", "linear", "border", "schur", "prior_border", "prior_schur", "z_new")
 
-    def __init__(self, column, border, schur, prior_border, prior_schur, z_new):
-        self.column = column
+    def __init__(self, column, linear, border, schur, prior_border, prior_schur, z_new):
+        self.column, self.linear = column, linear
         self.border, self.schur = border, schur
         self.prior_border, self.prior_schur = prior_border, prior_schur
         self.z_new = z_new
@@ -150,6 +148,7 @@ class CollapsedGaussian:
 
     def __init__(self, gram, linear, prior_precision, order):
         self.linear = linear
+        self.active_linear = self._entries(linear, order)
         self.diagonal_prior = np.ndim(prior_precision) == 1
         if self.diagonal_prior:
             self.prior_diagonal = np.asarray(prior_precision, dtype=float)
@@ -172,15 +171,23 @@ class CollapsedGaussian:
         """
         collapsed = object.__new__(cls)
         collapsed.linear = linear
+        collapsed.active_linear = cls._entries(linear, order)
         collapsed.diagonal_prior = False
         collapsed.prior = ActiveCholesky(prior_precision, order, factors[1])
         collapsed.precision = ActiveCholesky(precision, order, factors[0])
         collapsed._refresh()
         return collapsed
 
+    @staticmethod
+    def _entries(linear, order) -> np.ndarray:
+        """``h_A``, kept in the order of the factors as columns join and leave (so that ``h``
+        is read once per column, however its entries are computed).
+        """
+        return np.asarray(linear[list(order)], dtype=float) if len(order) else np.zeros(0)
+
     def _refresh(self) -> None:
         order = self.precision.order
-        self.z = triangular_solve(self.precision.factor, self.linear[order]) if order else self.z0
+        self.z = triangular_solve(self.precision.factor, self.active_linear) if order else self.z0
         self._mean = None
 
     z0 = np.zeros(0)
@@ -203,24 +210,29 @@ class CollapsedGaussian:
     def propose_addition(self, column: int) -> tuple[float, Addition]:
         """Gain in ``log p(data | A)`` from adding ``column``, and the addition itself."""
         border, schur = self.precision.border(column)
-        residual = float(self.linear[column]) - border @ self.z
+        linear = float(self.linear[column])
+        residual = linear - border @ self.z
         z_new = residual / np.sqrt(schur) if schur > 0 else 0.0
         if self.diagonal_prior:
             prior_border, prior_schur = None, float(self.prior_diagonal[column])
         else:
             prior_border, prior_schur = self.prior.border(column)
-        if self._in_span(column, schur, prior_schur):  # adds nothing: never accepted
-            return -np.inf, Addition(column, border, schur, prior_border, prior_schur, 0.0)
+        if self._in_span(border, schur, prior_border, prior_schur):  # never accepted
+            addition = Addition(column, linear, border, schur, prior_border, prior_schur, 0.0)
+            return -np.inf, addition
         gain = 0.5 * (np.log(prior_schur) - np.log(schur) + z_new * z_new)
-        return float(gain), Addition(column, border, schur, prior_border, prior_schur, z_new)
+        addition = Addition(column, linear, border, schur, prior_border, prior_schur, z_new)
+        return float(gain), addition
 
-    def _in_span(self, column: int, schur: float, prior_schur: float) -> bool:
-        """Whether ``column`` is numerically in the span of the active ones (:data:`PIVOT_TOL`)."""
-        if not schur > PIVOT_TOL * self.precision.diagonal(column):
+    def _in_span(self, border, schur: float, prior_border, prior_schur: float) -> bool:
+        """Whether a column is numerically in the span of the active ones: its Schur complement
+        in either matrix is at most :data:`PIVOT_TOL` of its diagonal entry ``s + l^T l``.
+        """
+        if not schur > PIVOT_TOL * (schur + border @ border):
             return True
         if self.diagonal_prior:
             return not prior_schur > 0.0
-        return not prior_schur > PIVOT_TOL * self.prior.diagonal(column)
+        return not prior_schur > PIVOT_TOL * (prior_schur + prior_border @ prior_border)
 
     def removal_gain(self, column: int) -> float:
         """Gain in ``log p(data | A)`` from removing ``column``: with ``theta_hat = P_A^-1 h_A``,
@@ -243,10 +255,12 @@ class CollapsedGaussian:
         if not self.diagonal_prior:
             self.prior.append(addition.column, addition.prior_border, addition.prior_schur)
         self.z = np.append(self.z, addition.z_new)
+        self.active_linear = np.append(self.active_linear, addition.linear)
         self._mean = None
 
     def remove(self, column: int) -> None:
         """Remove ``column`` (``O(k^2)``)."""
+        self.active_linear = np.delete(self.active_linear, self.precision.position(column))
         self.precision.delete(column)
         if not self.diagonal_prior:
             self.prior.delete(column)

@@ -84,6 +84,18 @@ def _move_probabilities(k: int, k_max: int, settings: JumpSettings) -> tuple[flo
     return settings.birth, settings.death
 
 
+def _is_active(order, switchable: np.ndarray) -> np.ndarray:
+    """Whether each switchable column is in ``order`` (a look-up table: no sort)."""
+    table = np.zeros(max(int(switchable.max(initial=-1)), max(order, default=-1)) + 1, bool)
+    table[order] = True
+    return table[switchable]
+
+
+def _pick(columns: np.ndarray, rng: np.random.Generator) -> int:
+    """One of ``columns`` uniformly at random (the draw ``rng.choice(columns)`` makes)."""
+    return int(columns[rng.integers(columns.shape[0])])
+
+
 def jump(
     collapsed,
     switchable,
@@ -101,13 +113,13 @@ def jump(
     switchable = np.asarray(switchable)
     m = switchable.shape[0]
     k_max = m if settings.max_active is None else min(settings.max_active, m)
-    active_mask = np.isin(switchable, collapsed.order)
+    active_mask = _is_active(collapsed.order, switchable)
     active, inactive = switchable[active_mask], switchable[~active_mask]
     k = active.shape[0]
     birth, death = _move_probabilities(k, k_max, settings)
     move = rng.random()
     if move < birth:
-        j = int(rng.choice(inactive))
+        j = _pick(inactive, rng)
         gain, addition = collapsed.propose_addition(j)
         death_back = _move_probabilities(k + 1, k_max, settings)[1]
         log_ratio = (
@@ -121,7 +133,7 @@ def jump(
             return collapsed, True
         return collapsed, False
     if move < birth + death:
-        j = int(rng.choice(active))
+        j = _pick(active, rng)
         birth_back = _move_probabilities(k - 1, k_max, settings)[0]
         log_ratio = (
             collapsed.removal_gain(j)
@@ -133,7 +145,7 @@ def jump(
             collapsed.remove(j)
             return collapsed, True
         return collapsed, False
-    out, into = int(rng.choice(active)), int(rng.choice(inactive))
+    out, into = _pick(active, rng), _pick(inactive, rng)
     removal = collapsed.removal_gain(out)
     proposal = collapsed.copy()
     proposal.remove(out)
