@@ -141,10 +141,11 @@ def fit_rj(
     Parameters
     ----------
     moves : int, optional
-        Proposals per sweep (default: the block's; one per switchable column for spike-and-slab
-        variables, one per sweep for active kernel vectors as Zhang et al.). The model size and
-        the acceptance rate of each sweep are kept in ``sample_stats`` (``n_active``,
-        ``accept_rate``).
+        Proposals per sweep (default: the model's; one per switchable column for spike-and-slab
+        variables, :data:`~bayesvm.models.kernel_gkm.DEFAULT_MOVES` for active kernel vectors,
+        where Zhang et al. make one). The model size and the acceptance rate of each sweep are
+        kept in ``sample_stats`` (``n_active``, ``accept_rate``), and the fit's checks judge
+        the model size as they judge the parameters (:mod:`bayesvm.samplers.diagnostics`).
     draws, tune, thin, chains, seed, progressbar
         As for :func:`fit_gibbs`.
     """

@@ -92,7 +92,7 @@ def test_kept_factors_give_the_same_chain_as_fresh_ones(data):
 
             def fresh_jump(params, rng, moves=None, jump=jump, theta=theta):
                 order = theta._order(params.inclusion)
-                active = np.asarray(order[1:]) - 1
+                active = np.asarray(order[1:], dtype=int) - 1  # empty: no vector active
                 fresh = np.linalg.cholesky(theta.kernel[np.ix_(active, active)])
                 theta._precision_factor = ((), None)
                 theta._kernel_factor = (tuple(order), fresh)
