@@ -27,7 +27,12 @@ MODELS = {
     ],
 )
 def test_gibbs_and_nuts_agree_within_monte_carlo_error(name, run):
-    assert_samplers_agree(MODELS[name], run=run)
+    """The lasso's sweep, with its slice moves, gives about 0.6 effective draws per draw (2500
+    of 4000 in 1000 per chain, more than NUTS's 4000 draws give) at three times a plain sweep's
+    cost: its quick run keeps 1000 draws per chain.
+    """
+    quick_lasso = name.startswith("lasso") and run == "quick"
+    assert_samplers_agree(MODELS[name], run=run, gibbs_draws=1000 if quick_lasso else None)
 
 
 @pytest.mark.slow
