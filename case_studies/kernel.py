@@ -197,14 +197,15 @@ class Protocol:
 #: Figure 1's 6000 sweeps; Table 4's k_max below 400. The SVM's grid is that of the LIBSVM
 #: guide (Hsu, Chang & Lin): C = 2^-5, 2^-3, ..., 2^15 and gamma = 2^-15, 2^-13, ..., 2^3.
 PAPER_PROTOCOL = Protocol()
-#: A smoke test: 2 partitions, 60 training and 600 test rows, chains of 100 + 100 sweeps,
-#: k_max 30 (10 and 20 in the k_max experiment), a 3 x 3 SVM grid with 3 folds.
+#: A smoke test: 2 partitions, 60 training and 600 test rows, chains of 50 + 50 sweeps (of 20
+#: reversible-jump proposals each), k_max 30 (10 and 20 in the k_max experiment), a 3 x 3 SVM
+#: grid with 3 folds.
 QUICK_PROTOCOL = Protocol(
     n_splits=2,
     n_train=60,
     n_test=600,
-    draws=100,
-    tune=100,
+    draws=50,
+    tune=50,
     thin=1,
     k_max=30,
     trace_sweeps=150,
