@@ -132,17 +132,20 @@ class HingeAugmentation(Block):
         from it (support vectors as the equality constraints of Polson-Scott eq. (15), an
         active-set rule and a Newton step).
         """
-        # imported here: scipy.optimize would add a quarter of a second to ``import bayesvm``
-        from bayesvm.blocks.hinge_lp import make_hinge_lp_mode
-
         rows = self.y[:, None] * coefficients.design.dense()
         newton = make_hinge_mode_step(rows)
-        linear_program = make_hinge_lp_mode(rows)
+        linear_program = []  # built on the first lasso step: a ridge's EM never needs it
 
         def m_step(stats):
             quadratic, l1 = coefficients.penalties(stats)
             if np.any(l1 > 0.0):
-                return coefficients.at(linear_program(quadratic, l1)), 0
+                if not linear_program:
+                    # imported here: scipy.optimize would add a quarter of a second to
+                    # ``import bayesvm``
+                    from bayesvm.blocks.hinge_lp import make_hinge_lp_mode
+
+                    linear_program.append(make_hinge_lp_mode(rows))
+                return coefficients.at(linear_program[0](quadratic, l1)), 0
             theta, released = newton(stats[coefficients.name].mean, quadratic)
             return coefficients.at(theta), released
 
