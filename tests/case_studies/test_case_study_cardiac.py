@@ -159,7 +159,10 @@ def test_paired_table_compares_splits_against_the_reference():
     assert (row["lower"], row["higher"]) == (1, 1)
 
 
-def test_workers_do_not_change_results(quick_run):
+# Rows from worker processes equal the serial run's, shown on real fits in test_runner.py; a
+# pool of this study's own (a few seconds of process start-up) is in the slow suite.
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_workers_do_not_change_results(quick_run, workers):
     _, sequential = quick_run
     tasks = split_tasks(
         split_rows,
@@ -168,10 +171,8 @@ def test_workers_do_not_change_results(quick_run):
         methods=("svm", "vb"),
         protocol=QUICK_PROTOCOL,
     )
-    one = run_tasks(tasks, workers=1, progressbar=False)
-    two = run_tasks(tasks, workers=2, progressbar=False)
+    one = run_tasks(tasks, workers=workers, progressbar=False)
     columns = ["split", "method", "ber", "n_train"]
-    pd.testing.assert_frame_equal(one[columns], two[columns])
     # Each method has its own seed stream: alone they score as among all methods.
     expected = sequential.loc[sequential["method"].isin(["svm", "vb"]), columns]
     pd.testing.assert_frame_equal(one[columns], expected.reset_index(drop=True))

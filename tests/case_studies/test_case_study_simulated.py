@@ -51,10 +51,13 @@ def test_quick_run_writes_every_output(quick_run):
     assert "| MCMC | single-class fits |" in report
 
 
-def test_workers_do_not_change_results(quick_run, tmp_path):
+# Rows from worker processes equal the serial run's, shown on real fits in test_runner.py; a
+# pool of this study's own (a few seconds of process start-up) is in the slow suite.
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_workers_do_not_change_results(quick_run, workers, tmp_path):
     _, sequential = quick_run
     # Two data sets: each replicate is seeded on its own, so they match the first two of three.
-    parallel = run(tmp_path, quick=True, workers=2, n_datasets=2, progressbar=False)
+    parallel = run(tmp_path, quick=True, workers=workers, n_datasets=2, progressbar=False)
     columns = ["n", "d", "replicate", "method", "ber", "alpha"]
     expected = sequential.loc[sequential["replicate"] < 2, columns]
     pd.testing.assert_frame_equal(parallel[columns], expected)

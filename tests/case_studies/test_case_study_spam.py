@@ -180,7 +180,10 @@ def test_positive_probability_of_vb_is_q_in_closed_form():
         positive_probability(fitted, "gamma")
 
 
-def test_workers_do_not_change_results(quick_run):
+# Rows from worker processes equal the serial run's, shown on real fits in test_runner.py; a
+# pool of this study's own (a few seconds of process start-up) is in the slow suite.
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_workers_do_not_change_results(quick_run, workers):
     _, sequential = quick_run
     tasks = [
         Task(
@@ -195,10 +198,8 @@ def test_workers_do_not_change_results(quick_run):
         )
         for split in range(2)
     ]
-    one = run_tasks(tasks, workers=1, progressbar=False)
-    two = run_tasks(tasks, workers=2, progressbar=False)
+    one = run_tasks(tasks, workers=workers, progressbar=False)
     columns = ["split", "method", "ber", "n_selected"]
-    pd.testing.assert_frame_equal(one[columns], two[columns])
     # Each method has its own seed stream: ECME alone scores as ECME among all methods.
     expected = sequential.loc[sequential["method"] == "lasso_ecme", columns]
     pd.testing.assert_frame_equal(one[columns], expected.reset_index(drop=True))

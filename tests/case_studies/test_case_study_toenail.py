@@ -91,13 +91,14 @@ def test_predictors_are_standardised_with_the_training_part_only():
     np.testing.assert_allclose(test, (raw[1000:] - raw[:1000].mean(0)) / raw[:1000].std(0))
 
 
-def test_workers_do_not_change_results(quick_run):
+# Rows from worker processes equal the serial run's, shown on real fits in test_runner.py; a
+# pool of this study's own (a few seconds of process start-up) is in the slow suite.
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_workers_do_not_change_results(quick_run, workers):
     _, sequential = quick_run
     tasks = toenail_tasks(n_splits=2, methods=("vb",))
-    one = run_tasks(tasks, workers=1, progressbar=False)
-    two = run_tasks(tasks, workers=2, progressbar=False)
+    one = run_tasks(tasks, workers=workers, progressbar=False)
     columns = ["split", "method", "ber"]
-    pd.testing.assert_frame_equal(one[columns], two[columns])
     # Each method has its own seed stream: VB alone scores as VB among the three methods.
     expected = sequential.loc[(sequential["split"] < 2) & (sequential["method"] == "vb")]
     pd.testing.assert_frame_equal(one[columns], expected[columns].reset_index(drop=True))
