@@ -20,7 +20,7 @@ MISSING = np.random.default_rng(12).random(X.shape) < 0.1
 FAST = {
     "vb": {},
     "gibbs": {"draws": 200, "tune": 100, "chains": 2, "progressbar": False},
-    "nuts": {"draws": 100, "tune": 100, "chains": 1, "progressbar": False},
+    "nuts": {"draws": 50, "tune": 50, "chains": 1, "progressbar": False},
     "em": {},
     "ecme": {},
 }

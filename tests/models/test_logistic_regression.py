@@ -49,8 +49,8 @@ def fits(request):
     nuts = bayesvm.fit(
         model,
         method="nuts",
-        draws=2000,
-        tune=1000,
+        draws=1000,
+        tune=500,
         chains=2,
         seed=1,
         cores=NUTS_CORES,

@@ -86,8 +86,8 @@ def small_fits():
                     make(X_SMALL, Y_SMALL),
                     "nuts",
                     chains=4,
-                    draws=1000,
-                    tune=500,
+                    draws=800,
+                    tune=300,
                     cores=NUTS_CORES,
                     **nuts_options,
                 )
