@@ -101,7 +101,7 @@ QUICK_PROTOCOL = Protocol(
     linear_sparse=(100, 200, 20, 50),
     logit_highdim=(300, 100, 10, 2000),
     gibbs=(500, 200),
-    nuts=(200, 200, 1),
+    nuts=(100, 100, 1),
     nuts_max_features=50,
     vb_draws=1000,
 )

@@ -153,8 +153,8 @@ QUICK_PROTOCOL = Protocol(
     svm_coarse_alphas=tuple(COARSE_ALPHAS[COARSE_ALPHAS >= 0.1]),
     gibbs_tune=500,
     gibbs_draws=500,
-    nuts_tune=200,
-    nuts_draws=200,
+    nuts_tune=100,
+    nuts_draws=100,
 )
 
 
