@@ -7,7 +7,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy import integrate
 
 from bayesvm.blocks.active_set import ActiveCholesky, CollapsedGaussian
 
@@ -142,32 +141,32 @@ def test_gains_equal_differences_of_the_log_marginal(seed, full_prior):
 
 def test_log_marginal_is_the_gaussian_integral():
     """``log int N(theta | 0, R_AA^-1) exp(-theta^T G_AA theta / 2 + h_A^T theta) dtheta``
-    computed by quadrature, for every active set of three columns of size at most two.
+    computed by the trapezoidal rule on a grid over ``[-12, 12]^k`` (exponentially accurate for
+    a Gaussian integrand that vanishes at the edges), for every active set of three columns of
+    size at most two.
     """
     rng = np.random.default_rng(4)
     gram, linear = spd(3, rng), rng.standard_normal(3)
     prior = spd(3, rng)
-
-    def integrand(*theta, order):
-        """The prior density times the likelihood's exponential factor, written out."""
-        theta = np.asarray(theta)
-        prior_block = prior[np.ix_(order, order)]
-        normaliser = np.sqrt(np.linalg.det(prior_block) / (2 * np.pi) ** len(order))
-        exponent = (
-            -0.5 * theta @ (prior_block + gram[np.ix_(order, order)]) @ theta
-            + linear[order] @ theta
-        )
-        return normaliser * np.exp(exponent)
+    axis = np.linspace(-12.0, 12.0, 961)
 
     for size in (1, 2):
         for order in itertools.combinations(range(3), size):
             order = list(order)
             collapsed = CollapsedGaussian(gram, linear, prior, order)
-            bounds = [(-12.0, 12.0)] * size
-            value, error = integrate.nquad(
-                lambda *theta, order=order: integrand(*theta, order=order), bounds
+            prior_block = prior[np.ix_(order, order)]
+            theta = np.stack(np.meshgrid(*[axis] * size, indexing="ij"), axis=-1)
+            exponent = (
+                -0.5
+                * np.einsum(
+                    "...i,ij,...j->...", theta, prior_block + gram[np.ix_(order, order)], theta
+                )
+                + theta @ linear[order]
             )
-            assert error < 1e-6 * value
+            density = np.sqrt(np.linalg.det(prior_block) / (2 * np.pi) ** size) * np.exp(exponent)
+            value = density
+            for _ in range(size):
+                value = np.trapezoid(value, axis, axis=0)
             assert collapsed.log_marginal() == pytest.approx(np.log(value), abs=1e-6)
     assert CollapsedGaussian(gram, linear, prior, []).log_marginal() == 0.0
 
