@@ -25,11 +25,14 @@ problem names the modes, their shares of the draws and the parameters that separ
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesvm.results import Fit, build_idata
+from bayesvm.samplers.convergence import bulk_ess, rank_normalized_rhat, tail_ess
 from bayesvm.samplers.mode_mass import mode_masses
 from bayesvm.samplers.modes import find_modes
 
@@ -48,6 +51,8 @@ __all__ = [
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
+#: The effective sample sizes the checks can ask for, by ArviZ's name of their method.
+ESS_BY_METHOD = {"bulk": bulk_ess, "tail": tail_ess}
 #: The model size in ``sample_stats`` (active vectors or included columns), checked with the
 #: posterior's variables.
 MODEL_SIZE = "n_active"
@@ -108,18 +113,19 @@ def _checks(idata) -> tuple[list[str], object, int | None]:
     n_chains = posterior.sizes["chain"]
     problems = []
     modes = at = None
-    chains, rhat_values, ess_values, constant = _statistics(posterior, ("bulk", "tail"))
+    draws, label = _parameters(posterior)
+    chains, rhat_values, ess_values, constant = _statistics(draws, ("bulk", "tail"))
     if rhat_values is None:
         problems.append(f"a single chain of {posterior.sizes['draw']} draws is too short to check")
     else:
-        problem = _rhat_problem(chains, rhat_values, constant, n_chains)
+        problem = _rhat_problem(chains, rhat_values, constant, n_chains, label)
         modes = None if problem is None else find_modes(posterior)
         if modes is not None:
             at = len(problems)
             problems.append(modes.describe())
         elif problem is not None:
             problems.append(problem)
-    problems.extend(_ess_problems(ess_values, constant, n_chains))
+    problems.extend(_ess_problems(ess_values, constant, n_chains, label))
     problems.extend(_model_size_problems(idata))
     if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
         divergences = int(idata.sample_stats["diverging"].sum())
@@ -131,47 +137,71 @@ def _checks(idata) -> tuple[list[str], object, int | None]:
     return problems, modes, at
 
 
-def _statistics(draws: xr.Dataset, ess_methods: tuple[str, ...]):
-    """``(chains, R-hat, {method: ESS}, constant)`` of each variable of ``draws``: the chains
-    R-hat compares (a single chain's halves; None where too short to halve), and which
-    variables hold one value in every draw (not checked).
+def _parameters(draws: xr.Dataset) -> tuple[np.ndarray, Callable[[int], str]]:
+    """Every scalar parameter of the variables of ``draws``, in order: their draws as one
+    (chain, draw, parameter) array, and the ArviZ label (e.g. ``u[x3]``) of a parameter's index.
     """
-    from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+    variables = [values.transpose("chain", "draw", ...) for values in draws.data_vars.values()]
+    n_chains, n_draws = draws.sizes["chain"], draws.sizes["draw"]
+    flat = [
+        values.to_numpy().reshape(n_chains, n_draws, math.prod(values.shape[2:]))
+        for values in variables
+    ]
+    starts = np.cumsum([0, *(values.shape[-1] for values in flat)])
 
-    chains = _halves_as_chains(draws) if draws.sizes["chain"] < 2 else draws
-    constant = draws.max(("chain", "draw")) == draws.min(("chain", "draw"))
-    # Draws that never move (within a chain) have R-hat and ESS 0 / 0: ArviZ's NaN is what
-    # _worst expects, without NumPy's warning for each such parameter.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rhat_values = None if chains is None else az.rhat(chains)
-        ess_values = {method: az.ess(draws, method=method) for method in ess_methods}
+    def label(index: int) -> str:
+        position = int(np.searchsorted(starts, index, side="right")) - 1
+        values = variables[position]
+        element = np.unravel_index(index - starts[position], values.shape[2:])
+        coords = ", ".join(
+            str(values[dim].to_numpy()[i]) for dim, i in zip(values.dims[2:], element, strict=True)
+        )
+        return f"{values.name}[{coords}]" if coords else str(values.name)
+
+    return np.concatenate(flat, axis=-1), label
+
+
+def _statistics(draws: np.ndarray, ess_methods: tuple[str, ...]):
+    """``(chains, R-hat, {method: ESS}, constant)`` of each parameter of ``draws`` (chain,
+    draw, parameter), by :mod:`bayesvm.samplers.convergence`: the chains R-hat compares (a
+    single chain's halves; None where too short to halve), and which parameters hold one
+    value in every draw (not checked).
+    """
+    chains = _halves_as_chains(draws) if draws.shape[0] < 2 else draws
+    constant = draws.max(axis=(0, 1)) == draws.min(axis=(0, 1))
+    rhat_values = None if chains is None else rank_normalized_rhat(chains)
+    ess_values = {method: ESS_BY_METHOD[method](draws) for method in ess_methods}
     return chains, rhat_values, ess_values, constant
 
 
-def _rhat_problem(chains: xr.Dataset, rhat_values: xr.Dataset, constant, n_chains: int):
-    """The R-hat failure of the worst variable, in words (None where every one passes);
+def _rhat_problem(
+    chains: np.ndarray, rhat_values, constant, n_chains: int, label: Callable[[int], str]
+):
+    """The R-hat failure of the worst parameter, in words (None where every one passes);
     ``chains`` are a single chain's halves where ``n_chains`` is 1.
     """
     disagree = "the chains disagree" if n_chains > 1 else "the chain's halves disagree"
     # A parameter that never moves within any chain but differs between them (an indicator
     # kept in by one chain and out by another) has no within-chain variance: R-hat is 0 / 0,
-    # which ArviZ returns as NaN or, after round-off, as a huge number.
-    stuck = (chains.max("draw") == chains.min("draw")).all("chain").astype(float)
-    stuck_name, is_stuck = _worst(stuck, constant, largest=True)
-    if is_stuck == 1.0:
-        return f"R-hat of {stuck_name} is undefined: {disagree}, each staying at one value"
-    name, rhat = _worst(rhat_values, constant, largest=True)
+    # NaN or, after round-off, a huge number.
+    stuck = (chains.max(axis=1) == chains.min(axis=1)).all(axis=0) & ~constant
+    if stuck.any():
+        name = label(int(np.argmax(stuck)))
+        return f"R-hat of {name} is undefined: {disagree}, each staying at one value"
+    name, rhat = _worst(rhat_values, constant, largest=True, label=label)
     if not rhat < RHAT_MAX:
         return f"R-hat {rhat:.4f} of {name} exceeds {RHAT_MAX}: {disagree}"
     return None
 
 
-def _ess_problems(ess_values: dict, constant, n_chains: int) -> list[str]:
-    """The ESS of the worst variable by each method, where below the floor, in words."""
+def _ess_problems(
+    ess_values: dict, constant, n_chains: int, label: Callable[[int], str]
+) -> list[str]:
+    """The ESS of the worst parameter by each method, where below the floor, in words."""
     floor = ESS_PER_CHAIN * n_chains
     problems = []
     for method, values in ess_values.items():
-        name, ess = _worst(values, constant, largest=False)
+        name, ess = _worst(values, constant, largest=False, label=label)
         if not ess >= floor:
             problems.append(
                 f"{method} ESS {ess:.0f} of {name} is below {floor} ({ESS_PER_CHAIN} per chain): "
@@ -186,15 +216,15 @@ def _model_size_problems(idata) -> list[str]:
     """
     if "sample_stats" not in idata.groups() or MODEL_SIZE not in idata.sample_stats:
         return []
-    size = idata.sample_stats[[MODEL_SIZE]]
+    size, label = _parameters(idata.sample_stats[[MODEL_SIZE]])
     chains, rhat_values, ess_values, constant = _statistics(size, ("bulk",))
-    if bool(constant[MODEL_SIZE]):
+    if constant.all():
         return []
-    n_chains = size.sizes["chain"]
+    n_chains = size.shape[0]
     problems = []
     if rhat_values is not None:  # a chain too short to halve is reported with the posterior
-        problems.append(_rhat_problem(chains, rhat_values, constant, n_chains))
-    problems.extend(_ess_problems(ess_values, constant, n_chains))
+        problems.append(_rhat_problem(chains, rhat_values, constant, n_chains, label))
+    problems.extend(_ess_problems(ess_values, constant, n_chains, label))
     return [problem for problem in problems if problem is not None]
 
 
@@ -218,42 +248,28 @@ def mcmc_fit(model, result, method: str):
     )
 
 
-def _halves_as_chains(posterior: xr.Dataset) -> xr.Dataset | None:
+def _halves_as_chains(draws: np.ndarray) -> np.ndarray | None:
     """One chain's two halves as two chains (None when too short to halve)."""
-    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
-
-    half = posterior.sizes["draw"] // 2
+    half = draws.shape[1] // 2
     if half < 4:
         return None
-    return xr.Dataset(
-        {
-            name: (
-                ["chain", "draw", *values.dims[2:]],
-                values.to_numpy()[0, : 2 * half].reshape(2, half, *values.shape[2:]),
-            )
-            for name, values in posterior.data_vars.items()
-        },
-        coords={dim: posterior[dim] for dim in posterior.dims if dim not in ("chain", "draw")},
-    )
+    return draws[0, : 2 * half].reshape(2, half, *draws.shape[2:])
 
 
-def _worst(statistics: xr.Dataset, constant: xr.Dataset, largest: bool) -> tuple[str, float]:
-    """The parameter (ArviZ label, e.g. ``u[x3]``) with the largest or smallest statistic,
+def _worst(
+    statistics: np.ndarray, constant: np.ndarray, largest: bool, label: Callable[[int], str]
+) -> tuple[str, float]:
+    """The label of the parameter with the largest or smallest statistic, and the statistic,
     those ``constant`` in every draw left out; NaN (undefined, e.g. for draws that never move
-    in some chain) is the worst of all.
+    in some chain) is the worst of all; the first in order wins a tie.
     """
-    worst_label, worst = "", -np.inf if largest else np.inf
-    for name, values in statistics.data_vars.items():
-        array = values.to_numpy()
-        skip = constant[name].to_numpy()
-        coords = [values[dim].to_numpy() for dim in values.dims]
-        for index in np.ndindex(array.shape):
-            if skip[index]:
-                continue
-            value = float(array[index])
-            if np.isnan(value) or (value > worst if largest else value < worst):
-                labels = ", ".join(str(coord[i]) for coord, i in zip(coords, index, strict=True))
-                worst_label, worst = f"{name}[{labels}]" if labels else name, value
-                if np.isnan(value):
-                    return worst_label, worst
-    return worst_label, worst
+    checked = np.flatnonzero(~constant)
+    if not checked.size:
+        return "", -np.inf if largest else np.inf
+    values = statistics[checked]
+    undefined = np.isnan(values)
+    if undefined.any():
+        worst = checked[np.argmax(undefined)]
+    else:
+        worst = checked[np.argmax(values) if largest else np.argmin(values)]
+    return label(int(worst)), float(statistics[worst])
