@@ -24,6 +24,7 @@ from bayesvm.exceptions import (
     UnseenGroupWarning,
 )
 from bayesvm.formula import from_formula
+from bayesvm.model_comparison import compare_models
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
@@ -42,6 +43,7 @@ __all__ = [
     "load",
     "compare",
     "plot_compare",
+    "compare_models",
     "calibration_table",
     "brier_scores",
     "plot_calibration",

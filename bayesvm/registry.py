@@ -13,7 +13,7 @@ import numpy as np
 import bayesvm.exceptions as exceptions
 from bayesvm.exceptions import warn_user
 from bayesvm.linalg import available_memory, blas_threads_for
-from bayesvm.results import add_posterior_predictive
+from bayesvm.results import add_log_likelihood, add_posterior_predictive
 
 __all__ = ["register", "block_driver", "methods", "fit", "check_options", "DEFAULT_SEED"]
 
@@ -103,7 +103,10 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
         Its ``idata`` holds, besides the posterior, ``posterior_predictive["y"]``: ``y``
         replicated at the training rows from each posterior draw (at most
         :data:`~bayesvm.results.PREDICTIVE_MAX_DRAWS` of them; seeded by ``seed``), drawn after
-        ``runtime_s`` is taken (:func:`~bayesvm.results.add_posterior_predictive`).
+        ``runtime_s`` is taken (:func:`~bayesvm.results.add_posterior_predictive`); and,
+        except for a point estimate, ``log_likelihood["y"]``, the pointwise log likelihood
+        that ``arviz.loo``, ``arviz.waic`` and ``arviz.compare`` read
+        (:func:`~bayesvm.results.add_log_likelihood`).
 
     Warns
     -----
@@ -127,6 +130,7 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
     result.runtime_s = time.perf_counter() - start
     result.idata.attrs["runtime_s"] = result.runtime_s
     add_posterior_predictive(result, seed)
+    add_log_likelihood(result)
     if result.problems:
         warn_user(
             f"the {method} fit of {type(model).__name__} should not be trusted: "

@@ -20,6 +20,7 @@ __all__ = [
     "build_idata",
     "attach_data",
     "add_posterior_predictive",
+    "add_log_likelihood",
     "predictive_rng",
     "PREDICTIVE_MAX_DRAWS",
     "PREDICTIVE_MAX_VALUES",
@@ -142,34 +143,67 @@ def add_posterior_predictive(fit: Fit, seed=None) -> None:
         The fit's seed; the replicated data are drawn on a stream of their own
         (:func:`predictive_rng`).
     """
+    _add_per_observation(
+        fit,
+        "posterior_predictive",
+        PREDICTIVE_MAX_DRAWS,
+        lambda thinned: fit.model.replicate(thinned, predictive_rng(seed)),
+    )
+
+
+def add_log_likelihood(fit: Fit) -> None:
+    """Fill ``fit.idata.log_likelihood["y"]``: ``log p(y_i | theta)`` of each training label
+    given each posterior draw (``model.training_log_likelihood``), what ArviZ's ``loo``,
+    ``waic`` and ``compare`` read.
+
+    Dims ``(chain, draw, obs_id)``: every draw, unless draws times observations exceed
+    :data:`PREDICTIVE_MAX_VALUES`, then every chain thinned by one stride (the ``draw``
+    coordinate names the draws kept). A VB fit's draws are those from ``q``. Nothing is added
+    for a point estimate (EM, ECME: one draw, nothing to average over), when the labels are
+    not in memory, or when the group exists.
+    """
+    if fit.kind == "point":
+        return
+    _add_per_observation(fit, "log_likelihood", None, fit.model.training_log_likelihood)
+
+
+def _add_per_observation(fit: Fit, group: str, most_draws: int | None, values_of) -> None:
+    """Add ``group`` with the variable ``y`` of dims ``(chain, draw, obs_id)``:
+    ``values_of(thinned)``, one row per draw of ``thinned`` (chains pooled), where
+    ``thinned`` is ``fit`` with each chain thinned by the one stride that keeps at most
+    ``most_draws`` draws (None: no limit) and :data:`PREDICTIVE_MAX_VALUES` values.
+    """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
 
     from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
 
     groups = fit.idata.groups()
-    if "observed_data" not in groups or "posterior_predictive" in groups:
+    if "observed_data" not in groups or group in groups:
         return
     posterior = fit.idata.posterior
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     n_samples = fit.idata.observed_data.sizes["obs_id"]
-    most_draws = min(PREDICTIVE_MAX_DRAWS, max(1, PREDICTIVE_MAX_VALUES // n_samples))
-    stride = math.ceil(n_chains * n_draws / most_draws)
+    most_values = max(1, PREDICTIVE_MAX_VALUES // n_samples)
+    most = most_values if most_draws is None else min(most_draws, most_values)
+    stride = math.ceil(n_chains * n_draws / most)
     thinned = copy.copy(fit)
     thinned.idata = az.InferenceData(
         **{name: fit.idata[name] for name in groups if name != "posterior"},
         posterior=posterior.isel(draw=slice(None, None, stride)),
     )
-    replicated = fit.model.replicate(thinned, predictive_rng(seed))
+    values = values_of(thinned)
     kept = thinned.idata.posterior["draw"].to_numpy()
     fit.idata.add_groups(
-        posterior_predictive=xr.Dataset(
-            {"y": (["chain", "draw", "obs_id"], replicated.reshape(n_chains, kept.size, -1))},
-            coords={
-                "chain": posterior["chain"].to_numpy(),
-                "draw": kept,
-                "obs_id": fit.idata.observed_data["obs_id"].to_numpy(),
-            },
-        )
+        {
+            group: xr.Dataset(
+                {"y": (["chain", "draw", "obs_id"], values.reshape(n_chains, kept.size, -1))},
+                coords={
+                    "chain": posterior["chain"].to_numpy(),
+                    "draw": kept,
+                    "obs_id": fit.idata.observed_data["obs_id"].to_numpy(),
+                },
+            )
+        }
     )
 
 

@@ -300,11 +300,29 @@ class BlockModel:
 
     predictive_interval = predictive
 
-    def training_probabilities(self, fit) -> np.ndarray:
-        """``p(y_i = +1)`` at each training row given each posterior draw of ``fit`` (chains
-        pooled): shape ``(draws, n_samples)`` (classifiers; defined by each).
+    def training_log_probability(self, fit, labels) -> np.ndarray:
+        """``log p(y_i = labels_i)`` at each training row given each posterior draw of ``fit``
+        (chains pooled): shape ``(draws, n_samples)``; ``labels`` -1/+1, a scalar or one per
+        row (classifiers; defined by each, in log space so that a probability that underflows
+        keeps its logarithm).
         """
         raise NotImplementedError
+
+    def training_probabilities(self, fit) -> np.ndarray:
+        """``p(y_i = +1)`` at each training row given each posterior draw of ``fit`` (chains
+        pooled): shape ``(draws, n_samples)``.
+        """
+        return np.exp(self.training_log_probability(fit, 1))
+
+    def training_log_likelihood(self, fit) -> np.ndarray:
+        """``log p(y_i | theta)`` of each training label given each posterior draw ``theta``
+        of ``fit`` (chains pooled): shape ``(draws, n_samples)``, the pointwise log likelihood
+        ArviZ's ``loo``, ``waic`` and ``compare`` read (:func:`bayesvm.results.
+        add_log_likelihood`). A classifier's is the likelihood its predictions use: for the
+        hinge models the pseudo-likelihood normalised over the two labels, a predictive score
+        rather than the pseudo-likelihood the posterior conditions on.
+        """
+        return self.training_log_probability(fit, self.y)
 
     def replicate(self, fit, rng: np.random.Generator) -> np.ndarray:
         """``y`` replicated at the training rows, one row per posterior draw of ``fit`` (chains

@@ -459,15 +459,15 @@ class GPSVM(BlockModel):
             [np.exp(log_ndtr(-z)).mean(axis=0), np.exp(log_ndtr(z)).mean(axis=0)]
         )
 
-    def training_probabilities(self, fit) -> np.ndarray:
-        """Section 4.4's ``p(y_i = +1) = Phi(m_i / sqrt(1 + v_i))`` at each training point for
-        each posterior draw of ``u`` (VB and SVI: the draws from ``q``), with ``m_i`` and
-        ``v_i`` the mean and variance of ``f_i`` given ``u`` (eq. 6; ``f_i`` itself and 0 for
-        the full GP).
+    def training_log_probability(self, fit, labels) -> np.ndarray:
+        """Section 4.4's ``log p(y_i = labels_i) = log Phi(labels_i m_i / sqrt(1 + v_i))`` at
+        each training point for each posterior draw of ``u`` (VB and SVI: the draws from
+        ``q``), with ``m_i`` and ``v_i`` the mean and variance of ``f_i`` given ``u`` (eq. 6;
+        ``f_i`` itself and 0 for the full GP).
         """
         psi, residual = self.features(np.asarray(self.X), np.arange(self.n_samples))
         mean = self._latent_means(fit, psi, None)
-        return np.exp(log_ndtr(mean / np.sqrt(1.0 + residual)))
+        return log_ndtr(labels * mean / np.sqrt(1.0 + residual))
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """The inducing points (the training inputs are in memory for a full GP only)."""

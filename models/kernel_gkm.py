@@ -42,7 +42,7 @@ from bayesvm.blocks.probit import ProbitAugmentation
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.kernels import mean_distance, rbf_kernel
 from bayesvm.models.linear_predictor import frame_to_arrays
-from bayesvm.models.links import class_probabilities, normalized_pseudo_likelihood
+from bayesvm.models.links import class_probabilities, log_normalized_pseudo_likelihood
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
@@ -339,16 +339,16 @@ class KernelGKM(BlockModel):
             [np.exp(log_ndtr(-f)).mean(axis=0), np.exp(log_ndtr(f)).mean(axis=0)]
         )
 
-    def training_probabilities(self, fit) -> np.ndarray:
-        """``p(y_i = +1 | f_i)`` for each posterior draw of ``f`` at the training points, as
-        :meth:`predict_proba` averages it: ``Phi(f)`` (probit), or the hinge pseudo-likelihood
-        normalised over the two labels (Polson-Scott section 2, the normalised ``L~_i`` after
-        eq. 3; Sollich 2001).
+    def training_log_probability(self, fit, labels) -> np.ndarray:
+        """``log p(y_i = labels_i | f_i)`` for each posterior draw of ``f`` at the training
+        points, as :meth:`predict_proba` averages it: ``log Phi(labels_i f_i)`` (probit), or
+        the hinge pseudo-likelihood normalised over the two labels (Polson-Scott section 2, the
+        normalised ``L~_i`` after eq. 3; Sollich 2001).
         """
         f = self._predictor_draws(fit, self.kernel_matrix, None)
         if self.likelihood == "hinge":
-            return normalized_pseudo_likelihood(f)
-        return np.exp(log_ndtr(f))
+            return log_normalized_pseudo_likelihood(f, labels)
+        return log_ndtr(labels * f)
 
     @staticmethod
     def _predictor_draws(fit, kernel: np.ndarray, max_draws: int | None) -> np.ndarray:

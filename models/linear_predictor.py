@@ -19,7 +19,7 @@ from bayesvm.blocks import FixedPrecision, GaussianCoefficients, HingeAugmentati
 from bayesvm.blocks.design import DenseDesign, GroupedDesign
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
-from bayesvm.models.links import class_probabilities, normalized_pseudo_likelihood
+from bayesvm.models.links import class_probabilities, log_normalized_pseudo_likelihood
 from bayesvm.models.penalties import Penalty
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class LinearPredictorSVM(BlockModel):
         return np.where(positive, self.classes[1], self.classes[0])
 
     def predict_proba(self, fit, X_new, max_draws: int = 1000, **kwargs) -> np.ndarray:
-        """The normalised pseudo-likelihood (:func:`~bayesvm.results.
+        """The normalised pseudo-likelihood (:func:`~bayesvm.models.links.
         normalized_pseudo_likelihood`) averaged over up to ``max_draws`` posterior draws.
         """
         f = self.predictor(X_new, fit.coefficient_draws(max_draws), **kwargs)
@@ -225,13 +225,13 @@ class LinearPredictorSVM(BlockModel):
         """``f = C theta`` at the training rows for each posterior draw: ``(draws, n)``."""
         return self.design_operator.predictor(fit.coefficient_draws())
 
-    def training_probabilities(self, fit) -> np.ndarray:
-        """``p(y_i = +1 | f_i)`` for each posterior draw of ``f`` at the training rows: the hinge
-        pseudo-likelihood normalised over the two labels, ``L(+1) / (L(+1) + L(-1))``
-        (Polson-Scott section 2, the normalised ``L~_i`` after eq. 3; the predictive class
-        probability of Sollich 2001), as :meth:`predict_proba` averages it.
+    def training_log_probability(self, fit, labels) -> np.ndarray:
+        """``log p(y_i = labels_i | f_i)`` for each posterior draw of ``f`` at the training
+        rows: the hinge pseudo-likelihood normalised over the two labels, ``L(y) / (L(+1) +
+        L(-1))`` (Polson-Scott section 2, the normalised ``L~_i`` after eq. 3; the predictive
+        class probability of Sollich 2001), as :meth:`predict_proba` averages it.
         """
-        return normalized_pseudo_likelihood(self.training_predictor(fit))
+        return log_normalized_pseudo_likelihood(self.training_predictor(fit), labels)
 
     def constant_data(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Arrays stored in the ``constant_data`` group of every fit."""

@@ -20,6 +20,8 @@ from bayesvm.models.validation import check_positive_finite, design_and_names
 
 __all__ = ["LinearRegression"]
 
+LOG_2PI = float(np.log(2.0 * np.pi))
+
 
 @dataclass(frozen=True, eq=False)
 class LinearRegression(FeatureModel):
@@ -169,6 +171,14 @@ class LinearRegression(FeatureModel):
         each posterior draw of ``(w, tau)`` (VB: the draws from ``q``); ``(draws, n)``.
         """
         return self._response_draws(fit, self.X, rng)
+
+    def training_log_likelihood(self, fit) -> np.ndarray:
+        """``log N(y_i | w^T x_i, 1/tau)`` for each posterior draw of ``(w, tau)`` (VB: the
+        draws from ``q``): ``(draws, n)``.
+        """
+        w, tau = fit.draws(["w", "tau"])
+        residual = self.y - w @ self.X.T
+        return 0.5 * (np.log(tau)[:, None] - LOG_2PI - tau[:, None] * residual**2)
 
     @staticmethod
     def _response_draws(fit, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:

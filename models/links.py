@@ -1,13 +1,24 @@
 """Link functions of the SVM models: class probabilities from the hinge pseudo-likelihood
-normalised over the two labels (Polson-Scott section 2), and labels drawn from them.
+normalised over the two labels (Polson-Scott section 2), their logarithms, and labels drawn
+from them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
-__all__ = ["normalized_pseudo_likelihood", "class_probabilities", "draw_labels"]
+__all__ = [
+    "normalized_pseudo_likelihood",
+    "log_normalized_pseudo_likelihood",
+    "class_probabilities",
+    "draw_labels",
+]
+
+
+def _pseudo_log_odds(f: np.ndarray) -> np.ndarray:
+    """``log L(+1) - log L(-1)`` with ``L(y) = exp(-2 (1 - y f)_+)``."""
+    return 2.0 * np.maximum(0.0, 1.0 + f) - 2.0 * np.maximum(0.0, 1.0 - f)
 
 
 def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
@@ -17,9 +28,14 @@ def normalized_pseudo_likelihood(f: np.ndarray) -> np.ndarray:
     remark after eq. 3): 1/2 at ``f = 0``, ``1 / (1 + e^-4)`` on the margin ``f = 1`` and
     ``1 / (1 + e^(-2 (1 + f)))`` beyond it.
     """
-    log_plus = -2.0 * np.maximum(0.0, 1.0 - f)
-    log_minus = -2.0 * np.maximum(0.0, 1.0 + f)
-    return expit(log_plus - log_minus)  # 0 or 1, without overflow, where |f| is huge
+    return expit(_pseudo_log_odds(f))  # 0 or 1, without overflow, where |f| is huge
+
+
+def log_normalized_pseudo_likelihood(f: np.ndarray, labels) -> np.ndarray:
+    """``log p(y = labels | f)`` under :func:`normalized_pseudo_likelihood`, exact where the
+    probability underflows (``labels``: -1/+1, broadcast against ``f``).
+    """
+    return log_expit(labels * _pseudo_log_odds(f))
 
 
 def class_probabilities(f: np.ndarray) -> np.ndarray:

@@ -157,11 +157,12 @@ class LogisticRegression(FeatureModel):
         p_plus = np.exp(log_p)
         return np.column_stack([1.0 - p_plus, p_plus])
 
-    def training_probabilities(self, fit) -> np.ndarray:
-        """``sigma(x_i^T w)`` at each training row for each posterior draw of ``w`` (VB: the
-        draws from ``q``; its :meth:`predict_proba` is the bound's closed form instead).
+    def training_log_probability(self, fit, labels) -> np.ndarray:
+        """``log sigma(labels_i x_i^T w)`` at each training row for each posterior draw of
+        ``w`` (VB: the draws from ``q``; its :meth:`predict_proba` is the bound's closed form
+        instead).
         """
-        return expit(self.predictor(self.X, fit.coefficient_draws()))
+        return log_expit(labels * self.predictor(self.X, fit.coefficient_draws()))
 
     def predict(self, fit, X_new) -> np.ndarray:
         """The more probable class under :meth:`predict_proba`."""

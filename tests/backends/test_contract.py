@@ -1,5 +1,8 @@
 """Every method returns InferenceData with identical posterior names, dims and coords."""
 
+import warnings
+
+import arviz as az
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -34,6 +37,21 @@ MODELS = {
 }
 
 
+def assert_pointwise_log_likelihood(fit, n_samples):
+    """A sampler's or VB's fit holds ``log_likelihood["y"]`` over ``(chain, draw, obs_id)``,
+    finite, which ``az.loo`` reads; a point estimate holds none.
+    """
+    if fit.kind == "point":
+        assert "log_likelihood" not in fit.idata.groups()
+        return
+    values = fit.idata.log_likelihood["y"]
+    assert values.dims == ("chain", "draw", "obs_id") and values.sizes["obs_id"] == n_samples
+    assert np.all(np.isfinite(values.to_numpy()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # short chains: high Pareto k
+        assert np.isfinite(az.loo(fit.idata).elpd_loo)
+
+
 def _signature(idata):
     post = idata.posterior
     return {
@@ -62,6 +80,7 @@ def test_all_methods_share_names_dims_and_coords(name):
         proba = fit.predict_proba(X[:5])
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)
         assert set(fit.predict(X)) <= set(model.classes)
+        assert_pointwise_log_likelihood(fit, len(Y))
 
 
 def test_decision_function_is_the_posterior_mean_of_the_linear_predictor():
@@ -111,6 +130,7 @@ def test_regressions_share_the_fit_interface_across_methods(name):
         else:
             np.testing.assert_allclose(w, fit.idata.posterior["w"].mean(("chain", "draw")))
         np.testing.assert_allclose(fit.decision_function(X[:5]), X[:5] @ w)
+        assert_pointwise_log_likelihood(fit, len(Y))
         if name == "linear":
             np.testing.assert_allclose(fit.predict(X[:5]), X[:5] @ w)
             continue

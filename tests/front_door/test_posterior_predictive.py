@@ -113,11 +113,28 @@ def test_plot_ppc_runs(svm_fits_by_method, method, kind):
     plt.close("all")
 
 
+def assert_log_likelihood_scores_each_label(fit, probabilities):
+    """``log_likelihood["y"]`` is the log of each observed label's probability per draw
+    (``probabilities``: of +1, ``(draws, n)``); a point estimate has none.
+    """
+    if fit.kind == "point":
+        assert "log_likelihood" not in fit.idata.groups()
+        return
+    log_likelihood = fit.idata.log_likelihood["y"]
+    assert log_likelihood.dims == ("chain", "draw", "obs_id")
+    observed = fit.idata.observed_data["y"].to_numpy()
+    expected = np.where(observed > 0, probabilities, 1.0 - probabilities)
+    values = log_likelihood.to_numpy().reshape(probabilities.shape)
+    np.testing.assert_allclose(np.exp(values), expected, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_every_classifier_replicates_from_its_predictive(name):
+def test_every_classifier_replicates_and_scores_labels_by_its_predictive(name):
     fit = fit_case(name)
+    probabilities = fit.model.training_probabilities(fit)
     assert_replicates_are_labels_of_the_posterior(fit)
-    assert_share_of_positives_matches(fit, fit.model.training_probabilities(fit))
+    assert_share_of_positives_matches(fit, probabilities)
+    assert_log_likelihood_scores_each_label(fit, probabilities)
 
 
 @pytest.mark.parametrize(
