@@ -1,19 +1,21 @@
-"""A scikit-learn classifier on top of :func:`bayesvm.fit`: :class:`BayesianSVC`."""
+"""A scikit-learn classifier on top of :func:`bayesvm.fit`: :class:`BayesianSVC`, over every
+classifier of the library, with one-versus-rest for more than two classes.
+"""
 
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesvm.models import LinearSVM, MixedSVM
+from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.registry import fit as fit_model
 
-__all__ = ["BayesianSVC"]
+__all__ = ["BayesianSVC", "MODELS"]
 
 # Methods that draw a Markov chain and take ``draws``, ``tune``, ``chains`` and ``progressbar``.
 SAMPLING_METHODS = ("gibbs", "rj", "nuts")
@@ -23,22 +25,69 @@ SAMPLING_METHODS = ("gibbs", "rj", "nuts")
 PROBABILITY_FLOOR = np.finfo(np.float64).eps
 
 
-class BayesianSVC(ClassifierMixin, BaseEstimator):
-    """Bayesian linear support vector classifier (binary), fitted by VB, Gibbs, EM/ECME or NUTS.
+def _spike_slab(X, y, slab="gaussian", **options):
+    """:meth:`SpikeSlabSVM.gaussian_slab` or, with ``slab="laplace_zero"``, :meth:`~
+    SpikeSlabSVM.laplace_zero`.
+    """
+    constructors = {
+        "gaussian": SpikeSlabSVM.gaussian_slab,
+        "laplace_zero": SpikeSlabSVM.laplace_zero,
+    }
+    if slab not in constructors:
+        raise ValueError(f"slab must be one of {list(constructors)}; got {slab!r}")
+    return constructors[slab](X, y, **options)
 
-    The model is Luts-Ormerod's (2014) linear Bayesian SVM with the hinge pseudo-likelihood:
-    ``model="linear"`` is :class:`~bayesvm.models.LinearSVM` (ridge or lasso penalty, fixed
-    through ``alpha`` or ``nu`` or learned when both are None; Polson-Scott 2011) and
-    ``model="penalized"`` is :meth:`~bayesvm.models.MixedSVM.penalized` (section 3.1, the
-    penalty ``sigma2_u`` inferred).
+
+#: ``model=`` values: the constructor each calls as ``constructor(X, y, **model_options)``.
+MODELS = {
+    "linear": LinearSVM.from_arrays,
+    "penalized": MixedSVM.penalized,
+    "random_intercept": MixedSVM.random_intercept,
+    "spike_slab": _spike_slab,
+    "missing": MissingDataSVM.from_arrays,
+    "kernel": KernelGKM.from_arrays,
+    "gp": GPSVM.from_arrays,
+}
+#: Parameters of :class:`BayesianSVC` that only ``model="linear"`` takes, with their defaults.
+LINEAR_ONLY = {"prior": "ridge", "alpha": None, "nu": None, "feature_scale": "none"}
+
+
+class BayesianSVC(ClassifierMixin, BaseEstimator):
+    """Bayesian support vector classifier over any classifier of the library, fitted by VB,
+    Gibbs, reversible jump, EM/ECME or NUTS.
+
+    ``model`` chooses the model, each built from ``X``, ``y`` and ``model_options`` (keyword
+    arguments of its constructor):
+
+    * ``"linear"``: :class:`~bayesvm.models.LinearSVM`, Polson-Scott's (2011) linear SVM
+      (ridge or lasso penalty, fixed through ``alpha`` or ``nu`` or learned when both are None);
+    * ``"penalized"``: :meth:`~bayesvm.models.MixedSVM.penalized`, Luts-Ormerod's (2014)
+      section 3.1, the penalty ``sigma2_u`` inferred;
+    * ``"random_intercept"``: :meth:`~bayesvm.models.MixedSVM.random_intercept`, a random
+      intercept per group; the groups go to :meth:`fit` (``groups=``; without them every row
+      is in one group) and to the prediction methods (a group not seen in training, or
+      ``groups=None`` after a fit with groups, is predicted at the population level);
+    * ``"spike_slab"``: :class:`~bayesvm.models.SpikeSlabSVM` (Gaussian slab; ``model_options=
+      {"slab": "laplace_zero"}`` for the Laplace-zero prior); ``inclusion_probabilities_``;
+    * ``"missing"``: :class:`~bayesvm.models.MissingDataSVM`, NaN cells imputed (Luts-Ormerod
+      section 3.3): the only model that accepts NaN in ``X``;
+    * ``"kernel"``: :class:`~bayesvm.models.KernelGKM`, Zhang et al.'s (2010) kernel model
+      (probit, or ``model_options={"likelihood": "hinge"}``; ``method="rj"`` for FBGKM);
+    * ``"gp"``: :class:`~bayesvm.models.GPSVM`, Henao et al.'s (2014) GP classifier (full, or
+      ``model_options={"inducing": m}`` points).
+
+    More than two classes are fitted one versus the rest, as scikit-learn's ``LinearSVC`` does:
+    one binary fit per class, that class against all others (``estimators_``), and
+    :meth:`predict_proba` normalises each class's probability of being itself over the
+    classes, ``p_k / sum_j p_j`` (as scikit-learn's one-versus-rest logistic regression).
 
     Parameters
     ----------
-    model : {"linear", "penalized"}
+    model : {"linear", "penalized", "random_intercept", "spike_slab", "missing", "kernel", "gp"}
         Which model to fit.
     method : str
-        Fitting method, one of :func:`bayesvm.methods` of the model: "vb", "gibbs", "nuts",
-        "em", "ecme".
+        Fitting method, one of :func:`bayesvm.methods` of the model: "vb", "gibbs", "rj",
+        "nuts", "em", "ecme", "svi".
     prior : {"ridge", "lasso"}
         Penalty of ``model="linear"``.
     alpha : float, optional
@@ -48,10 +97,16 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     feature_scale : {"none", "std"}
         Scale each weight's prior by 1 or by the feature's standard deviation
         (``model="linear"``).
+    model_options : dict, optional
+        Further keyword arguments of the model's constructor (e.g. ``{"lengthscale": 2.0}``
+        for ``"kernel"``), refused by it when unknown.
+    fit_options : dict, optional
+        Further keyword arguments of :func:`bayesvm.fit` for ``method`` (e.g. ``{"starts":
+        1}``, VB from the paper's start alone; ``{"thin": 5}`` for a sampler).
     draws : int
         Posterior draws per chain (samplers) or draws from q (VB).
     chains, tune : int
-        Chains and warm-up iterations per chain of the samplers ("gibbs", "nuts").
+        Chains and warm-up iterations per chain of the samplers ("gibbs", "rj", "nuts").
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None
         Seed of the fit (draws, or EM/ECME's starting point): same seed, same result.
     n_jobs : int, optional
@@ -60,24 +115,30 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the class coded +1.
+    classes_ : ndarray of shape (n_classes,)
+        The labels, sorted; with two classes ``classes_[1]`` is the class coded +1.
     fit_ : bayesvm.Fit
-        The fit returned by :func:`bayesvm.fit`.
+        The fit returned by :func:`bayesvm.fit` (two classes).
     idata_ : arviz.InferenceData
-        Its posterior (``beta``, ``u`` and the learned penalty, if any).
-    coef_ : ndarray of shape (1, n_features)
-        Posterior mean of the weights ``u`` (q's mean for VB, the mode for EM/ECME).
-    intercept_ : ndarray of shape (1,)
-        Posterior mean of the intercept ``beta``.
+        Its posterior (two classes).
+    estimators_ : list of BayesianSVC
+        More than two classes: the binary classifier of each class against the rest, in the
+        order of ``classes_``; each has its ``fit_`` and ``idata_``.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Linear models: posterior mean of the weights ``u`` (q's mean for VB, the mode for
+        EM/ECME); one row per class beyond two classes.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Linear models: posterior mean of the intercept ``beta``.
+    inclusion_probabilities_ : ndarray of shape (n_features,) or (n_classes, n_features)
+        ``"spike_slab"``: posterior probability that each feature is in the model.
     n_features_in_ : int
         Number of features seen by :meth:`fit`.
     feature_names_in_ : ndarray of shape (n_features,)
-        Only when ``X`` had string column names; they label ``u`` in ``idata_``.
-    n_iter_ : int
-        Iterations of the fit (per chain for the samplers).
+        Only when ``X`` had string column names; they label the posterior in ``idata_``.
+    n_iter_ : int or ndarray of shape (n_classes,)
+        Iterations of the fit (per chain for the samplers); one per class beyond two.
     converged_ : bool
-        Whether the fit passed its checks (VB/EM: the objective settled; samplers: R-hat,
+        Whether every fit passed its checks (VB/EM: the objective settled; samplers: R-hat,
         effective sample size and divergences); when not, :meth:`fit` issues a
         :class:`bayesvm.ConvergenceWarning` (a scikit-learn ``ConvergenceWarning``) that
         says why.
@@ -85,11 +146,12 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     Notes
     -----
     The three prediction methods agree by construction. :meth:`predict_proba` is the posterior
-    predictive probability: the normalised pseudo-likelihood averaged over posterior draws
-    (:meth:`bayesvm.Fit.predict_proba`). :meth:`decision_function` is its log-odds and
-    :meth:`predict` the more probable class. On points close to the boundary this can differ
-    from the paper's rule, the sign of the posterior mean of ``f = beta + x^T u``, which
-    ``fit_.predict`` gives (the two coincide for EM/ECME's point estimate).
+    predictive probability, averaged over posterior draws (:meth:`bayesvm.Fit.predict_proba`):
+    the normalised pseudo-likelihood for the hinge models, the probit for the kernel and GP
+    models. :meth:`decision_function` is its log-odds and :meth:`predict` the more probable
+    class. On points close to the boundary this can differ from the SVM papers' rule, the sign
+    of the posterior mean of ``f``, which ``fit_.predict`` gives (the two coincide for EM/ECME's
+    point estimate).
     """
 
     def __init__(
@@ -100,6 +162,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         alpha=None,
         nu=None,
         feature_scale="none",
+        model_options=None,
+        fit_options=None,
         draws=1000,
         chains=4,
         tune=1000,
@@ -112,6 +176,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.alpha = alpha
         self.nu = nu
         self.feature_scale = feature_scale
+        self.model_options = model_options
+        self.fit_options = fit_options
         self.draws = draws
         self.chains = chains
         self.tune = tune
@@ -119,128 +185,219 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
-        """Binary classification only."""
+        """NaN in ``X`` for the missing-data model only."""
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = self.model == "missing"
         return tags
 
-    def fit(self, X, y):
-        """Fit the model to ``X`` and binary labels ``y``.
+    def fit(self, X, y, groups=None):
+        """Fit the model to ``X`` and labels ``y`` (one binary fit per class beyond two).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            NaN where a value is missing (``model="missing"`` only).
         y : array-like of shape (n_samples,)
-            Two classes of any label type.
+            At least two classes of any label type.
+        groups : array-like of shape (n_samples,), optional
+            ``model="random_intercept"``: each row's group (default: one group).
 
         Returns
         -------
         self : BayesianSVC
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {list(MODELS)}; got {self.model!r}")
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            ensure_min_samples=2,
+            ensure_all_finite="allow-nan" if self.model == "missing" else True,
+        )
         check_classification_targets(y)
-        target_type = type_of_target(y, input_name="y")
-        if target_type != "binary":
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {target_type}."
-            )
+        groups = self._training_groups(groups, X.shape[0])
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs 2 classes in y; got 1 class: {self.classes_[0]!r}"
             )
-        self.fit_ = fit_model(self._build_model(X, y), method=self.method, **self._fit_options())
+        if self.classes_.size > 2:
+            return self._fit_one_versus_rest(X, y, groups)
+        self.fit_ = fit_model(
+            self._build_model(X, y, groups), method=self.method, **self._fit_options()
+        )
         self.idata_ = self.fit_.idata
-        beta_mean, u_mean = self.fit_.coefficient_means()
-        self.coef_ = u_mean[None, :]
-        self.intercept_ = beta_mean
         self.n_iter_ = self.fit_.n_iter
         self.converged_ = self.fit_.converged
+        model = self.fit_.model
+        if isinstance(model, LinearSVM | MixedSVM) and self.model != "random_intercept":
+            beta_mean, u_mean = self.fit_.coefficient_means()
+            self.coef_ = u_mean[None, :]
+            self.intercept_ = beta_mean
+        if isinstance(model, SpikeSlabSVM):
+            self.inclusion_probabilities_ = np.asarray(self.fit_.inclusion_probabilities())
         return self
 
-    def predict_proba(self, X):
+    def _fit_one_versus_rest(self, X, y, groups):
+        """One binary classifier per class, that class (coded +1) against the others, each
+        seeded on a stream of its own.
+        """
+        seeds = np.random.SeedSequence(self._seed_entropy()).spawn(self.classes_.size)
+        self.estimators_ = []
+        for label, seed in zip(self.classes_, seeds, strict=True):
+            binary = clone(self).set_params(random_state=int(seed.generate_state(1)[0]))
+            self.estimators_.append(binary.fit(X, y == label, groups=groups))
+        self.n_iter_ = np.array([estimator.n_iter_ for estimator in self.estimators_])
+        self.converged_ = all(estimator.converged_ for estimator in self.estimators_)
+        for name in ("coef_", "intercept_", "inclusion_probabilities_"):
+            if hasattr(self.estimators_[0], name):
+                setattr(self, name, np.vstack([getattr(e, name) for e in self.estimators_]))
+        if hasattr(self, "intercept_"):
+            self.intercept_ = self.intercept_.ravel()
+        return self
+
+    def predict_proba(self, X, groups=None):
         """Posterior predictive class probabilities.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        groups : array-like of shape (n_samples,), optional
+            ``model="random_intercept"``: each row's group.
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
-            Columns in the order of ``classes_``; rows sum to 1.
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to 1 (beyond two classes, each
+            class's one-versus-rest probability normalised over the classes).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.fit_.predict_proba(X)
+        if hasattr(self, "estimators_"):
+            own = np.column_stack(
+                [e.predict_proba(X, groups=groups)[:, 1] for e in self.estimators_]
+            )
+            return own / own.sum(axis=1, keepdims=True)
+        X = validate_data(
+            self,
+            X,
+            dtype=np.float64,
+            reset=False,
+            ensure_all_finite="allow-nan" if self.model == "missing" else True,
+        )
+        return self.fit_.predict_proba(X, **self._prediction_groups(groups, X.shape[0]))
 
-    def decision_function(self, X):
+    def decision_function(self, X, groups=None):
         """Log-odds of ``classes_[1]`` under :meth:`predict_proba`; positive means ``classes_[1]``.
+        Beyond two classes, each class's log-odds against the rest (its one-versus-rest
+        classifier's), one column per class.
 
         The log-odds are capped at about +-36, where a float64 probability is 1 to round-off.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        groups : array-like of shape (n_samples,), optional
+            ``model="random_intercept"``: each row's group.
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        proba = np.maximum(self.predict_proba(X), PROBABILITY_FLOOR)
+        check_is_fitted(self)
+        if hasattr(self, "estimators_"):
+            return np.column_stack(
+                [e.decision_function(X, groups=groups) for e in self.estimators_]
+            )
+        proba = np.maximum(self.predict_proba(X, groups=groups), PROBABILITY_FLOOR)
         return np.log(proba[:, 1]) - np.log(proba[:, 0])
 
-    def predict(self, X):
-        """The more probable class under :meth:`predict_proba`.
+    def predict(self, X, groups=None):
+        """The most probable class under :meth:`predict_proba`.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        groups : array-like of shape (n_samples,), optional
+            ``model="random_intercept"``: each row's group.
 
         Returns
         -------
         ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
+        scores = self.decision_function(X, groups=groups)
+        if scores.ndim == 2:
+            return self.classes_[scores.argmax(axis=1)]
+        return self.classes_[(scores > 0).astype(int)]
 
-    def _build_model(self, X, y):
-        feature_names = getattr(self, "feature_names_in_", None)
-        if self.model == "linear":
-            return LinearSVM.from_arrays(
-                X,
-                y,
-                prior=self.prior,
-                alpha=self.alpha,
-                nu=self.nu,
-                feature_scale=self.feature_scale,
-                feature_names=feature_names,
-            )
-        if self.model == "penalized":
-            linear_only = {
-                "prior": (self.prior, "ridge"),
-                "alpha": (self.alpha, None),
-                "nu": (self.nu, None),
-                "feature_scale": (self.feature_scale, "none"),
-            }
-            given = [name for name, (value, default) in linear_only.items() if value != default]
-            if given:
+    def _training_groups(self, groups, n_samples: int):
+        """The groups of a random intercept (one group when not given); refused for the
+        other models.
+        """
+        if self.model != "random_intercept":
+            if groups is not None:
                 raise ValueError(
-                    f"{', '.join(given)} apply to model='linear' only; model='penalized' "
-                    "infers its penalty"
+                    f"groups apply to model='random_intercept' only; got model={self.model!r}"
                 )
-            return MixedSVM.penalized(X, y, feature_names=feature_names)
-        raise ValueError(f"model must be 'linear' or 'penalized'; got {self.model!r}")
+            return None
+        self.grouped_ = groups is not None
+        if groups is None:
+            return np.zeros(n_samples, dtype=int)
+        groups = np.asarray(groups)
+        if groups.shape != (n_samples,):
+            raise ValueError(
+                f"groups must have one label per row ({n_samples}); got shape {groups.shape}"
+            )
+        return groups
+
+    def _prediction_groups(self, groups, n_samples: int) -> dict:
+        """``groups=`` for the fit's prediction methods: after a fit without groups, the one
+        group every row was in.
+        """
+        if self.model != "random_intercept":
+            if groups is not None:
+                raise ValueError(
+                    f"groups apply to model='random_intercept' only; got model={self.model!r}"
+                )
+            return {}
+        if groups is None and not self.grouped_:
+            groups = np.zeros(n_samples, dtype=int)
+        return {"groups": groups}
+
+    def _build_model(self, X, y, groups):
+        """The model ``model=`` names, from ``X``, ``y`` and its options (refused before any
+        work where they do not apply).
+        """
+        options = {} if self.model_options is None else self.model_options
+        if not isinstance(options, dict):
+            raise ValueError(f"model_options must be a dict or None; got {options!r}")
+        options = {**options, "feature_names": getattr(self, "feature_names_in_", None)}
+        if self.model == "linear":
+            linear = {name: getattr(self, name) for name in LINEAR_ONLY}
+            return LinearSVM.from_arrays(X, y, **linear, **options)
+        given = [name for name, default in LINEAR_ONLY.items() if getattr(self, name) != default]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} apply to model='linear' only; give model={self.model!r} "
+                "its options through model_options"
+            )
+        if self.model == "random_intercept":
+            options["groups"] = groups
+        return MODELS[self.model](X, y, **options)
 
     def _fit_options(self) -> dict:
-        """Options of :func:`bayesvm.fit` that ``method`` takes."""
+        """Options of :func:`bayesvm.fit` that ``method`` takes, then ``fit_options``."""
         options = {"seed": self._seed(), "threads": self.n_jobs}
         if self.method in SAMPLING_METHODS:
             options.update(draws=self.draws, tune=self.tune, chains=self.chains, progressbar=False)
         elif self.method == "vb":
             options.update(draws=self.draws)
-        return options
+        extra = {} if self.fit_options is None else self.fit_options
+        if not isinstance(extra, dict):
+            raise ValueError(f"fit_options must be a dict or None; got {extra!r}")
+        return {**options, **extra}
 
     def _seed(self):
         """``random_state`` as a seed for :func:`bayesvm.fit` (an int or a Generator)."""
@@ -252,3 +409,10 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             f"random_state must be None, an int, a numpy Generator or RandomState; "
             f"got {self.random_state!r}"
         )
+
+    def _seed_entropy(self) -> int:
+        """An integer from :meth:`_seed`, to spawn one seed per class from."""
+        seed = self._seed()
+        if isinstance(seed, np.random.Generator):
+            return int(seed.integers(np.iinfo(np.int64).max))
+        return int(seed)
