@@ -245,6 +245,10 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         seeded on a stream of its own.
         """
         seeds = np.random.SeedSequence(self._seed_entropy()).spawn(self.classes_.size)
+        if hasattr(self, "feature_names_in_"):  # so that they label each class's posterior
+            import pandas as pd  # imported here: pandas costs 0.1 s at startup
+
+            X = pd.DataFrame(X, columns=self.feature_names_in_)
         self.estimators_ = []
         for label, seed in zip(self.classes_, seeds, strict=True):
             binary = clone(self).set_params(random_state=int(seed.generate_state(1)[0]))

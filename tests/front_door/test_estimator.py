@@ -128,6 +128,11 @@ def test_three_classes_one_versus_rest_on_iris():
     np.testing.assert_allclose(proba, own / own.sum(axis=1, keepdims=True))
     np.testing.assert_array_equal(classifier.predict(X), classifier.classes_[proba.argmax(axis=1)])
     assert classifier.coef_.shape == (3, 4) and classifier.intercept_.shape == (3,)
+    frame = pd.DataFrame(X, columns=["sepal_l", "sepal_w", "petal_l", "petal_w"])
+    named = BayesianSVC(random_state=0).fit(frame, y)
+    for estimator in named.estimators_:
+        assert list(estimator.idata_.posterior["u"].coords["effect"]) == list(frame.columns)
+    np.testing.assert_allclose(named.predict_proba(frame), proba)
     assert cross_val_score(BayesianSVC(random_state=0), X, y, cv=5).mean() >= 0.9
 
 
