@@ -32,7 +32,7 @@ from bayesvm.system_info import info
 from bayesvm.version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from bayesvm.estimator import BayesianSVC
+    from bayesvm.estimator import BayesianRegressor, BayesianSVC
     from bayesvm.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "brier_scores",
     "plot_calibration",
     "BayesianSVC",
+    "BayesianRegressor",
     "ConvergenceWarning",
     "IdentifiabilityWarning",
     "UnseenGroupWarning",
@@ -57,7 +58,11 @@ __all__ = [
 
 # Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
 # defines each is imported on the name's first use (PEP 562).
-_FROM_SKLEARN = {"BayesianSVC": "bayesvm.estimator", "ConvergenceWarning": "bayesvm.exceptions"}
+_FROM_SKLEARN = {
+    "BayesianSVC": "bayesvm.estimator",
+    "BayesianRegressor": "bayesvm.estimator",
+    "ConvergenceWarning": "bayesvm.exceptions",
+}
 # Subpackages that ``import bayesvm`` does not load (the data loaders import pandas, 0.1 s):
 # ``bayesvm.data.load_heart()`` imports them on first use (PEP 562).
 _SUBPACKAGES = ("data", "case_studies")

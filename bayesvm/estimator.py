@@ -1,5 +1,6 @@
-"""A scikit-learn classifier on top of :func:`bayesvm.fit`: :class:`BayesianSVC`, over every
-classifier of the library, with one-versus-rest for more than two classes.
+"""scikit-learn estimators on top of :func:`bayesvm.fit`: :class:`BayesianSVC`, over every
+classifier of the library, with one-versus-rest for more than two classes, and
+:class:`BayesianRegressor`, over the regression models.
 """
 
 from __future__ import annotations
@@ -7,15 +8,23 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import (
+    GPSVM,
+    KernelGKM,
+    LinearRegression,
+    LinearSVM,
+    MissingDataSVM,
+    MixedSVM,
+    SpikeSlabSVM,
+)
 from bayesvm.registry import fit as fit_model
 
-__all__ = ["BayesianSVC", "MODELS"]
+__all__ = ["BayesianSVC", "BayesianRegressor", "MODELS"]
 
 # Methods that draw a Markov chain and take ``draws``, ``tune``, ``chains`` and ``progressbar``.
 SAMPLING_METHODS = ("gibbs", "rj", "nuts")
@@ -50,6 +59,34 @@ MODELS = {
 }
 #: Parameters of :class:`BayesianSVC` that only ``model="linear"`` takes, with their defaults.
 LINEAR_ONLY = {"prior": "ridge", "alpha": None, "nu": None, "feature_scale": "none"}
+
+
+def _seed(random_state):
+    """``random_state`` as a seed for :func:`bayesvm.fit` (an int or a Generator)."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, numbers.Integral | np.random.Generator):
+        return random_state
+    raise ValueError(
+        f"random_state must be None, an int, a numpy Generator or RandomState; got {random_state!r}"
+    )
+
+
+def _fit_options(estimator) -> dict:
+    """Options of :func:`bayesvm.fit` that the estimator's ``method`` takes, then its
+    ``fit_options``.
+    """
+    options = {"seed": _seed(estimator.random_state), "threads": estimator.n_jobs}
+    if estimator.method in SAMPLING_METHODS:
+        options.update(
+            draws=estimator.draws, tune=estimator.tune, chains=estimator.chains, progressbar=False
+        )
+    elif estimator.method == "vb":
+        options.update(draws=estimator.draws)
+    extra = {} if estimator.fit_options is None else estimator.fit_options
+    if not isinstance(extra, dict):
+        raise ValueError(f"fit_options must be a dict or None; got {extra!r}")
+    return {**options, **extra}
 
 
 class BayesianSVC(ClassifierMixin, BaseEstimator):
@@ -226,7 +263,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         if self.classes_.size > 2:
             return self._fit_one_versus_rest(X, y, groups)
         self.fit_ = fit_model(
-            self._build_model(X, y, groups), method=self.method, **self._fit_options()
+            self._build_model(X, y, groups), method=self.method, **_fit_options(self)
         )
         self.idata_ = self.fit_.idata
         self.n_iter_ = self.fit_.n_iter
@@ -391,32 +428,115 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             options["groups"] = groups
         return MODELS[self.model](X, y, **options)
 
-    def _fit_options(self) -> dict:
-        """Options of :func:`bayesvm.fit` that ``method`` takes, then ``fit_options``."""
-        options = {"seed": self._seed(), "threads": self.n_jobs}
-        if self.method in SAMPLING_METHODS:
-            options.update(draws=self.draws, tune=self.tune, chains=self.chains, progressbar=False)
-        elif self.method == "vb":
-            options.update(draws=self.draws)
-        extra = {} if self.fit_options is None else self.fit_options
-        if not isinstance(extra, dict):
-            raise ValueError(f"fit_options must be a dict or None; got {extra!r}")
-        return {**options, **extra}
-
-    def _seed(self):
-        """``random_state`` as a seed for :func:`bayesvm.fit` (an int or a Generator)."""
-        if self.random_state is None or isinstance(self.random_state, np.random.RandomState):
-            return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        if isinstance(self.random_state, numbers.Integral | np.random.Generator):
-            return self.random_state
-        raise ValueError(
-            f"random_state must be None, an int, a numpy Generator or RandomState; "
-            f"got {self.random_state!r}"
-        )
-
     def _seed_entropy(self) -> int:
-        """An integer from :meth:`_seed`, to spawn one seed per class from."""
-        seed = self._seed()
+        """An integer from ``random_state``, to spawn one seed per class from."""
+        seed = _seed(self.random_state)
         if isinstance(seed, np.random.Generator):
             return int(seed.integers(np.iinfo(np.int64).max))
         return int(seed)
+
+
+class BayesianRegressor(RegressorMixin, BaseEstimator):
+    """Bayesian linear regression as a scikit-learn regressor: Drugowitsch's (2019) model,
+    ``y ~ N(w^T x, 1/tau)`` with a learned shrinkage of ``w`` (shared, or one per weight with
+    ``ard=True``, section 2.4), fitted by VB (closed form), Gibbs (exact blocked) or NUTS.
+
+    Parameters
+    ----------
+    ard : bool
+        One shrinkage per weight (automatic relevance determination) instead of one shared.
+    fit_intercept : bool
+        Add a column of ones to ``X`` (its weight, ``intercept_``, has the same prior as the
+        others, as in the paper, which adds the column by hand).
+    method : {"vb", "gibbs", "nuts"}
+    model_options : dict, optional
+        Further keyword arguments of :meth:`bayesvm.models.LinearRegression.from_arrays`
+        (e.g. ``{"alpha": 1.0}``, a fixed prior precision).
+    fit_options : dict, optional
+        Further keyword arguments of :func:`bayesvm.fit` for ``method``.
+    draws, chains, tune, random_state, n_jobs
+        As for :class:`BayesianSVC`.
+
+    Attributes
+    ----------
+    fit_ : bayesvm.Fit
+    idata_ : arviz.InferenceData
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the weights (VB: q's).
+    intercept_ : float
+        Posterior mean of the intercept's weight (0.0 without ``fit_intercept``).
+    n_features_in_, feature_names_in_, n_iter_, converged_
+        As for :class:`BayesianSVC`.
+    """
+
+    def __init__(
+        self,
+        ard=False,
+        fit_intercept=True,
+        method="vb",
+        model_options=None,
+        fit_options=None,
+        draws=1000,
+        chains=4,
+        tune=1000,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.ard = ard
+        self.fit_intercept = fit_intercept
+        self.method = method
+        self.model_options = model_options
+        self.fit_options = fit_options
+        self.draws = draws
+        self.chains = chains
+        self.tune = tune
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        """Fit the regression to ``X`` and real ``y``.
+
+        Returns
+        -------
+        self : BayesianRegressor
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True)
+        options = {} if self.model_options is None else self.model_options
+        if not isinstance(options, dict):
+            raise ValueError(f"model_options must be a dict or None; got {options!r}")
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else list(names)
+        if self.fit_intercept:
+            X = np.column_stack([np.ones(X.shape[0]), X])
+            names = None if names is None else ["intercept", *names]
+        model = LinearRegression.from_arrays(X, y, ard=self.ard, feature_names=names, **options)
+        self.fit_ = fit_model(model, method=self.method, **_fit_options(self))
+        self.idata_ = self.fit_.idata
+        self.n_iter_ = self.fit_.n_iter
+        self.converged_ = self.fit_.converged
+        (w,) = self.fit_.coefficient_means()
+        self.coef_ = w[1:] if self.fit_intercept else w
+        self.intercept_ = float(w[0]) if self.fit_intercept else 0.0
+        return self
+
+    def predict(self, X, return_std=False):
+        """Posterior predictive mean of ``y`` (and sd, with ``return_std``: the spread of
+        ``w^T x`` plus the noise ``1/tau``; VB: the Student-t of Drugowitsch eq. 23).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,), with ``return_std``
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.fit_intercept:
+            X = np.column_stack([np.ones(X.shape[0]), X])
+        mean = self.fit_.predict(X)
+        if not return_std:
+            return mean
+        if self.fit_.is_variational:
+            _, precision, dof = self.fit_.predictive(X)
+            return mean, np.sqrt(dof / (dof - 2.0) / precision)
+        w, tau = self.fit_.draws(["w", "tau"])
+        return mean, np.sqrt((w @ X.T).var(axis=0) + np.mean(1.0 / tau))

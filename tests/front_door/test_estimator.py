@@ -7,8 +7,8 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesvm
-from bayesvm import BayesianSVC
-from bayesvm.models import LinearSVM
+from bayesvm import BayesianRegressor, BayesianSVC
+from bayesvm.models import LinearRegression, LinearSVM
 
 
 def simulate(n_samples=80, n_features=3, seed=0):
@@ -55,10 +55,13 @@ OTHER_ESTIMATORS = [
 ]
 
 
+REGRESSORS = [BayesianRegressor(draws=200), BayesianRegressor(ard=True, draws=200)]
+
+
 # The API checks fit many tiny, often separable data sets with 100 draws: some chains have not
 # converged and some designs are not identified, which the fit rightly warns about; both
 # warnings are tested in test_trust.py.
-@parametrize_with_checks([*VB_ESTIMATORS, BayesianSVC(method="gibbs", **SHORT_CHAINS)])
+@parametrize_with_checks([*VB_ESTIMATORS, BayesianSVC(method="gibbs", **SHORT_CHAINS), *REGRESSORS])
 @pytest.mark.filterwarnings("ignore::bayesvm.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore::bayesvm.IdentifiabilityWarning")
 def test_scikit_learn_conventions(estimator, check):
@@ -66,7 +69,13 @@ def test_scikit_learn_conventions(estimator, check):
 
 
 @pytest.mark.slow
-@parametrize_with_checks(OTHER_ESTIMATORS)
+@parametrize_with_checks(
+    [
+        *OTHER_ESTIMATORS,
+        BayesianRegressor(method="gibbs", **SHORT_CHAINS),
+        BayesianRegressor(method="nuts", **SHORT_CHAINS),
+    ]
+)
 @pytest.mark.filterwarnings("ignore::bayesvm.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore::bayesvm.IdentifiabilityWarning")
 def test_scikit_learn_conventions_of_every_method(estimator, check):
@@ -197,3 +206,19 @@ def test_zero_draws_are_refused_before_fitting():
     for method in ("vb", "gibbs"):
         with pytest.raises(ValueError, match="draws must be >= 1"):
             BayesianSVC(method=method, draws=0).fit(X, y)
+
+
+def test_regressor_is_drugowitschs_regression_with_an_intercept_column():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 2))
+    y = 1.5 + X @ [2.0, -1.0] + 0.5 * rng.standard_normal(60)
+    regressor = BayesianRegressor(random_state=0).fit(X, y)
+    fit = bayesvm.fit(LinearRegression.from_arrays(np.column_stack([np.ones(60), X]), y))
+    (w,) = fit.coefficient_means()
+    np.testing.assert_allclose(regressor.intercept_, w[0])
+    np.testing.assert_allclose(regressor.coef_, w[1:])
+    mean, sd = regressor.predict(X[:5], return_std=True)
+    np.testing.assert_allclose(mean, w[0] + X[:5] @ w[1:])
+    _, precision, dof = fit.predictive(np.column_stack([np.ones(5), X[:5]]))
+    np.testing.assert_allclose(sd, np.sqrt(dof / (dof - 2.0) / precision))
+    assert regressor.score(X, y) > 0.9
