@@ -84,13 +84,22 @@ class GaussianCoefficients(Block):
         self.size = design.n_coefficients
 
     # -- conditional ------------------------------------------------------------------------
-    def conditional(self, stats) -> GaussianConditional:
-        """``P = C^T diag(w) C + diag(prior precision)`` and the mean ``P^-1 C^T r``."""
+    #: :meth:`conditional` takes a ``tilt`` (linear response VB, :mod:`bayesvm.vb.lrvb`).
+    takes_tilt = True
+
+    def conditional(self, stats, tilt: np.ndarray | None = None) -> GaussianConditional:
+        """``P = C^T diag(w) C + diag(prior precision)`` and the mean ``P^-1 C^T r``.
+
+        ``tilt``: a vector ``t`` by which the log joint is tilted, ``+ t^T theta``, for linear
+        response VB (Giordano, Broderick & Jordan 2018): it adds ``t`` to the linear natural
+        parameter, so the mean is ``P^-1 (C^T r + t)``.
+        """
         likelihood = stats[self.likelihood]
         gaussian = self.design.gaussian(likelihood.weights, self.prior_precision(stats))
-        return GaussianConditional(
-            gaussian, gaussian.solve(self.design.transpose_times(likelihood.response))
-        )
+        linear = self.design.transpose_times(likelihood.response)
+        if tilt is not None:
+            linear = linear + tilt
+        return GaussianConditional(gaussian, gaussian.solve(linear))
 
     def prior_precision(self, stats) -> np.ndarray:
         """Each coefficient's prior precision (its segment's prior block's)."""

@@ -1,0 +1,200 @@
+"""Linear response VB (:mod:`bayesvm.vb.lrvb`): exact where the posterior is Gaussian, close to
+Gibbs on the SVMs where mean-field q is too narrow, and refused where it does not apply."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import arviz as az
+import numpy as np
+import pytest
+
+import bayesvm
+from bayesvm.blocks import FixedPrecision
+from bayesvm.blocks.base import Block
+from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
+from bayesvm.blocks.design import DenseDesign
+from bayesvm.blocks.hinge import LikelihoodStats
+from bayesvm.models import LinearRegression, MixedSVM
+from bayesvm.vb.cavi import initial_state, make_cavi_step
+from bayesvm.vb.lrvb import RTOL, STEP, linear_response
+
+
+class GaussianLatent(Block):
+    """``z_i ~ N(f_i, 1)`` observed through ``y_i ~ N(z_i, noise)``: with the coefficients
+    ``theta`` the posterior is Gaussian, and mean-field ``q(theta) q(z)`` splits it
+    (Giordano, Broderick & Jordan 2018, section 3: LRVB is exact there).
+    """
+
+    name = "latent"
+
+    def __init__(self, y: np.ndarray, noise: float):
+        self.y = y
+        self.noise = noise
+        self.variance = 1.0 / (1.0 + 1.0 / noise)  # Var(z_i | theta, y)
+
+    def conditional(self, stats):
+        """``q(z_i) = N(v (E f_i + y_i / noise), v)``: its mean."""
+        return self.variance * (stats["theta"].f_mean + self.y / self.noise)
+
+    def expected_stats(self, mean):
+        return LikelihoodStats(np.ones_like(mean), mean)
+
+    def initial_stats(self, stats, start=None):
+        return self.expected_stats(self.y)
+
+
+def gaussian_blocks(rng, n_samples=40, n_features=4, noise=0.5, prior_precision=0.3):
+    X = rng.standard_normal((n_samples, n_features))
+    y = X @ rng.standard_normal(n_features) + rng.standard_normal(n_samples) * np.sqrt(1 + noise)
+    prior = FixedPrecision("prior", np.full(n_features, prior_precision), "theta", slice(None))
+    names = [f"x{j}" for j in range(n_features)]
+    theta = GaussianCoefficients(
+        DenseDesign(X), [Segment("w", "feature", slice(None), prior)], "latent", names
+    )
+    exact = np.linalg.inv(prior_precision * np.eye(n_features) + X.T @ X / (1.0 + noise))
+    return [theta, GaussianLatent(y, noise), prior], exact
+
+
+def test_lrvb_is_the_exact_covariance_of_a_gaussian_posterior():
+    blocks, exact = gaussian_blocks(np.random.default_rng(0))
+    sweep = make_cavi_step(blocks)
+    state = initial_state(blocks)
+    for _ in range(400):  # linear convergence, rate < 0.7 here: to round-off
+        state, _ = sweep(state)
+    mean_field = state[0]["theta"].gaussian.covariance()
+    response = linear_response(partial(make_cavi_step, blocks), state, "theta")
+    assert np.max(np.abs(np.diag(mean_field) / np.diag(exact) - 1.0)) > 0.2  # q is too narrow
+    np.testing.assert_allclose(response.covariance, exact, rtol=1e-6, atol=1e-6 * exact.max())
+    assert response.residual < 1e-6
+    assert response.asymmetry < 1e-6
+    # The differences' step does not matter: a tenth of it gives the same covariance.
+    finer = linear_response(partial(make_cavi_step, blocks), state, "theta", step=STEP / 10)
+    np.testing.assert_allclose(finer.covariance, response.covariance, rtol=1e-6)
+
+
+def test_a_tilt_moves_the_mean_by_the_conditional_covariance():
+    blocks, _ = gaussian_blocks(np.random.default_rng(1))
+    _, stats = initial_state(blocks)
+    theta = blocks[0]
+    tilt = np.array([0.5, 0.0, -1.0, 0.0])
+    plain, tilted = theta.conditional(stats), theta.conditional(stats, tilt=tilt)
+    np.testing.assert_allclose(
+        tilted.mean - plain.mean, plain.gaussian.covariance() @ tilt, rtol=1e-10
+    )
+
+
+@pytest.fixture(scope="module")
+def heart_model():
+    """Rätsch's heart data, realisation 1's training rows: 170 rows, 13 weights."""
+    X, y, splits = bayesvm.data.load_benchmark("heart")
+    train, _ = splits[0]
+    return MixedSVM.penalized(X[train], y[train])
+
+
+@pytest.fixture(scope="module")
+def heart_fits(heart_model):
+    return {
+        covariance: bayesvm.fit(heart_model, "vb", covariance=covariance, progressbar=False)
+        for covariance in ("mean-field", "lrvb")
+    }
+
+
+def test_lrvb_fit_stores_its_covariance_and_summarises_with_it(heart_fits):
+    plain, corrected = heart_fits["mean-field"], heart_fits["lrvb"]
+    assert plain.idata.attrs["covariance"] == "mean-field"
+    assert corrected.idata.attrs["covariance"] == "lrvb"
+    group = corrected.idata.variational
+    assert float(group["lrvb_residual"]) < RTOL
+    assert float(group["lrvb_asymmetry"]) < 1e-4
+    assert not [problem for problem in corrected.problems if "LRVB" in problem]
+    covariance = group["lrvb_covariance"].to_numpy()
+    sd_u = np.sqrt(np.diag(covariance))[1:]  # theta = (intercept, u)
+    np.testing.assert_allclose(group["u_q_sd"].to_numpy(), sd_u, rtol=1e-10)
+    summary = corrected.summary(var_names=["u"], round_to="none")
+    np.testing.assert_allclose(summary["sd"].to_numpy(), sd_u, rtol=1e-10)
+    draws = corrected.idata.posterior["u"].to_numpy()[0]
+    # 1000 draws: the sample sd is within 4 standard errors, sd * 4 / sqrt(2 * 1000).
+    np.testing.assert_allclose(draws.std(axis=0), sd_u, rtol=4 / np.sqrt(2000))
+    mean_field_sd = np.sqrt(group["mean_field_variance"].to_numpy())
+    np.testing.assert_allclose(
+        mean_field_sd, np.sqrt(plain.idata.variational["covariance"].to_numpy().diagonal())
+    )
+    assert np.all(sd_u > mean_field_sd[1:])
+    np.testing.assert_allclose(
+        corrected.idata.variational["u_q_mean"], plain.idata.variational["u_q_mean"]
+    )
+
+
+#: LRVB is an approximation, exact where the posterior is Gaussian: on the hinge models its sds
+#: are off where the posterior is not (its log density is piecewise linear). Measured against
+#: 4 x 20,000 Gibbs draws (sd errors below 0.4 %), LRVB's sds of the 13 weights on heart are
+#: 0.84-0.96 of Gibbs's (mean-field's: 0.44-0.58), so this test allows 20 % besides Gibbs's
+#: Monte Carlo error; the issue's 15 % holds at the median weight (10 %), not at the worst.
+LRVB_TOLERANCE = 0.2
+
+
+def sd_standard_error(draws: np.ndarray) -> float:
+    """Monte Carlo standard error of the sd of ``draws`` (chain, draw): that of the variance,
+    ``sd((x - mean)^2) / sqrt(ESS)`` with the squares' ESS, over ``2 sd`` (delta method).
+    """
+    squares = (draws - draws.mean()) ** 2
+    return float(np.sqrt(squares.var() / az.ess(squares)) / (2.0 * draws.std()))
+
+
+def test_lrvb_sds_agree_with_gibbs_where_mean_field_is_too_narrow(heart_model, heart_fits):
+    gibbs = bayesvm.fit(
+        heart_model, "gibbs", chains=2, draws=2000, tune=300, seed=3, progressbar=False
+    )
+    draws = gibbs.idata.posterior["u"].to_numpy()
+    gibbs_sd = draws.std(axis=(0, 1))
+    mcse = np.array([sd_standard_error(draws[..., j]) for j in range(draws.shape[-1])])
+    plain = heart_fits["mean-field"].idata.variational["u_q_sd"].to_numpy()
+    corrected = heart_fits["lrvb"].idata.variational["u_q_sd"].to_numpy()
+    assert np.all(plain / gibbs_sd < 0.7)  # mean-field: too narrow
+    gap = np.abs(corrected / gibbs_sd - 1.0)
+    assert np.all(gap < LRVB_TOLERANCE + 3.0 * mcse / gibbs_sd)
+
+
+def test_covariance_option_is_checked_before_any_work(heart_model):
+    with pytest.raises(ValueError, match="covariance must be one of"):
+        bayesvm.fit(heart_model, "vb", covariance="full")
+    regression = LinearRegression.from_arrays(np.eye(3), np.arange(3.0), alpha=1.0)
+    with pytest.raises(ValueError, match="Gaussian coefficient block that takes a tilt"):
+        bayesvm.fit(regression, "vb", covariance="lrvb")
+
+
+def long_run(model, var_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Gibbs's sds of ``var_name`` from 4 x 20,000 draws, and their Monte Carlo errors."""
+    gibbs = bayesvm.fit(model, "gibbs", chains=4, draws=20_000, tune=1000, seed=11)
+    draws = gibbs.idata.posterior[var_name].to_numpy()
+    mcse = np.array([sd_standard_error(draws[..., j]) for j in range(draws.shape[-1])])
+    return draws.std(axis=(0, 1)), mcse
+
+
+@pytest.mark.slow
+def test_lrvb_sds_against_a_long_gibbs_run(heart_model, heart_fits):
+    """The issue's target, 15 %, at the median weight; 20 % at the worst (see above)."""
+    gibbs_sd, mcse = long_run(heart_model, "u")
+    corrected = heart_fits["lrvb"].idata.variational["u_q_sd"].to_numpy()
+    gap = np.abs(corrected / gibbs_sd - 1.0)
+    assert np.median(gap) < 0.15 + 3.0 * np.median(mcse / gibbs_sd)
+    assert np.all(gap < LRVB_TOLERANCE + 3.0 * mcse / gibbs_sd)
+
+
+@pytest.mark.slow
+def test_lrvb_narrows_mean_field_gap_on_toenail():
+    """Toenail's random intercept model (Luts-Ormerod section 4.3): mean-field's sds of the
+    fixed effects are 0.33-0.50 of Gibbs's, LRVB's 0.51-0.85; LRVB cannot do better at an
+    optimum whose means are off (mean-field's ``sigma2_u`` is well below the posterior's;
+    Giordano et al.'s condition is that the means are right).
+    """
+    from bayesvm.case_studies.toenail import full_data_model
+
+    model = full_data_model()
+    fits = {c: bayesvm.fit(model, "vb", covariance=c) for c in ("mean-field", "lrvb")}
+    gibbs_sd, mcse = long_run(model, "beta")
+    ratios = {c: f.idata.variational["beta_q_sd"].to_numpy() / gibbs_sd for c, f in fits.items()}
+    margin = 3.0 * mcse / gibbs_sd
+    assert np.all(np.abs(ratios["lrvb"] - 1.0) + margin < np.abs(ratios["mean-field"] - 1.0))
+    assert np.all(ratios["lrvb"] < 1.0 + margin)  # still too narrow: the optimum's fault
