@@ -350,7 +350,11 @@ def _fit(args) -> None:
             f"beta, gamma: {model.n_samples} training points, {active:.1f} active on average, "
             f"in {args.out}"
         )
-    print(f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}")
+    quality = "" if not fit.is_variational else f"   Pareto k-hat: {_pareto_k_text(fit)}"
+    print(
+        f"\nmethod: {fit.method}   runtime: {fit.runtime_s:.3f} s   iterations: {fit.n_iter}"
+        + quality
+    )
     print(f"converged: {fit.converged}")
     if "modes" in fit.idata.attrs and not fit.problems:  # stacked: the chains of one mode
         print(f"  modes: {fit.idata.attrs['modes']}")
@@ -359,6 +363,14 @@ def _fit(args) -> None:
     if fit.lower_bound is not None:
         print(f"variational lower bound: {fit.lower_bound:.6f}")
     print(f"wrote {args.out}")
+
+
+def _pareto_k_text(fit) -> str:
+    """A variational fit's k-hat for the summary line, with its note where it has one
+    (:attr:`bayesvm.Fit.pareto_k`).
+    """
+    note = f" ({fit.pareto_k_note})" if fit.pareto_k_note else ""
+    return f"{fit.pareto_k:.2f}{note}"
 
 
 def _model_from_frame(name: str, data, target: str, features, options: dict):

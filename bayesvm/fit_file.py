@@ -2,7 +2,8 @@
 
 The file is the fit's InferenceData (``posterior``, ``sample_stats``, ``observed_data``,
 ``constant_data``, ``variational``; ``method``, ``kind``, ``n_iter``, ``converged`` and
-``runtime_s`` in its attributes) with two more groups:
+``runtime_s`` in its attributes, and a variational fit's ``pareto_k`` and ``pareto_k_note``,
+which a file written before them lacks: ``Fit.pareto_k`` is then NaN) with two more groups:
 
 * ``model`` -- the model, serialised from its dataclass fields so that any frozen-dataclass
   model of :mod:`bayesvm.models` round-trips without code of its own. Arrays, and lists or

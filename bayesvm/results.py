@@ -22,6 +22,8 @@ __all__ = [
     "add_posterior_predictive",
     "add_log_likelihood",
     "predictive_rng",
+    "khat_threshold",
+    "LOG_WEIGHT",
     "PREDICTIVE_MAX_DRAWS",
     "PREDICTIVE_MAX_VALUES",
 ]
@@ -34,6 +36,17 @@ PREDICTIVE_MAX_VALUES = 4_000_000
 #: The spawn key that sets the posterior predictive's random stream apart from the fit's own
 #: (which a backend draws from the same ``seed``).
 PREDICTIVE_STREAM = 0x505043
+#: Name of a variational fit's importance log weights ``log p - log q`` of its draws in the
+#: ``variational`` group (:mod:`bayesvm.vb.pareto`).
+LOG_WEIGHT = "log_weight"
+
+
+def khat_threshold(draws: int) -> float:
+    """The largest Pareto k-hat whose importance sampling is trusted with ``draws`` draws:
+    ArviZ's ``min(1 - 1 / log10(draws), 0.7)`` (0.667 at 1000 draws; Vehtari, Simpson,
+    Gelman, Yao & Gabry 2024).
+    """
+    return float(min(1.0 - 1.0 / np.log10(draws), 0.7))
 
 
 def build_idata(
@@ -225,10 +238,11 @@ class Fit:
     converged : bool
         False when anything says the fit should not be trusted (see ``problems``).
     problems : list of str
-        Why the fit should not be trusted, in words: VB or EM stopped at ``max_iter``, a
-        sampler's R-hat, effective sample size or divergences (:mod:`bayesvm.samplers.
-        diagnostics`). Empty for a fit that passed every check; :func:`bayesvm.fit` issues a
-        :class:`~bayesvm.ConvergenceWarning` listing them otherwise.
+        Why the fit should not be trusted, in words: VB or EM stopped at ``max_iter``, VB's
+        ``q`` far from the posterior (:attr:`pareto_k`), a sampler's R-hat, effective sample
+        size or divergences (:mod:`bayesvm.samplers.diagnostics`). Empty for a fit that passed
+        every check; :func:`bayesvm.fit` issues a :class:`~bayesvm.ConvergenceWarning` listing
+        them otherwise.
     lower_bound_trace : ndarray or None
         VB only: the variational lower bound after every iteration.
     objective_trace : ndarray or None
@@ -304,6 +318,70 @@ class Fit:
             }
         )
         return group[list(names)].rename(names)
+
+    @property
+    def pareto_k(self) -> float:
+        """How close a variational fit's ``q`` is to the posterior: the Pareto k-hat of the
+        importance weights ``p(theta, y) / q(theta)`` of its draws (Yao, Vehtari, Simpson &
+        Gelman 2018; :mod:`bayesvm.vb.pareto`). Below 0.5 ``q`` is close; above ArviZ's
+        threshold ``min(1 - 1 / log10(draws), 0.7)`` it misses posterior mass and
+        ``problems`` says so. 0 where ``q`` is exact (the weights are one constant); NaN for
+        other fits, and where it was not computed (``pareto_k_note`` says why).
+        """
+        return float(self.idata.attrs.get("pareto_k", np.nan))
+
+    @property
+    def pareto_k_note(self) -> str:
+        """How :attr:`pareto_k` was found, where not by PSIS ("q is exact ...", "not computed:
+        ..."); empty otherwise.
+        """
+        return str(self.idata.attrs.get("pareto_k_note", ""))
+
+    def psis_moments(self, var_names=None) -> pd.DataFrame:
+        """A variational fit's means and sds corrected by Pareto-smoothed importance sampling:
+        ``q``'s draws weighted by ``p / q`` (Yao et al. 2018), one row per scalar (ArviZ's
+        labels, ``"u[age]"``), for ``var_names`` (default all).
+
+        Raises
+        ------
+        ValueError
+            Where :attr:`pareto_k` is above the threshold for the fit's draws (or was not
+            computed): the reweighted draws would not be trusted either.
+        """
+        import pandas as pd  # imported here: pandas costs 0.1 s at startup
+        from arviz.labels import BaseLabeller
+        from arviz.sel_utils import xarray_var_iter
+
+        from bayesvm._arviz import arviz as az  # imported here: ArviZ costs 1 s at startup
+
+        if not self.is_variational or LOG_WEIGHT not in self.idata["variational"]:
+            reason = self.pareto_k_note or "it holds no importance weights of q's draws"
+            raise ValueError(f"no PSIS-corrected moments for this fit: {reason}")
+        log_weights = self.idata["variational"][LOG_WEIGHT].to_numpy()
+        threshold = khat_threshold(log_weights.size)
+        if not self.pareto_k <= threshold:
+            raise ValueError(
+                f"no PSIS-corrected moments: the Pareto k-hat of q's importance weights is "
+                f"{self.pareto_k:.2f}, above {threshold:.2f} for {log_weights.size} draws "
+                "(Yao et al. 2018): importance sampling cannot correct q"
+            )
+        if self.pareto_k == 0.0:  # q is exact: the weights are one constant
+            smoothed = np.zeros_like(log_weights)
+        else:
+            smoothed, _ = az.psislw(log_weights.copy())  # psislw shifts its argument in place
+        weights = np.exp(smoothed - np.logaddexp.reduce(smoothed))
+        posterior = self.idata.posterior
+        if var_names is not None:
+            posterior = posterior[[var_names] if isinstance(var_names, str) else list(var_names)]
+        rows, labeller = {}, BaseLabeller()
+        for name, selection, positions, values in xarray_var_iter(posterior, combined=True):
+            draws = np.ravel(values)
+            mean = float(weights @ draws)
+            rows[labeller.make_label_flat(name, selection, positions)] = (
+                mean,
+                float(np.sqrt(weights @ (draws - mean) ** 2)),
+            )
+        return pd.DataFrame.from_dict(rows, orient="index", columns=["mean", "sd"])
 
     @property
     def is_variational(self) -> bool:

@@ -188,6 +188,22 @@ class Block:
         """``size`` draws of the reported variables from ``q``."""
         return {}
 
+    def q_log_density(self, params, draws: Mapping[str, np.ndarray]) -> np.ndarray | float:
+        """``log q`` of the block's factor at ``draws`` (name to ``(S, *dims)``, as
+        :meth:`draw_q` gives them), up to a constant shared by the draws: shape ``(S,)``.
+
+        The density is with respect to the measure of :meth:`~bayesvm.models.BlockModel.
+        log_density` over the reported variables as reported (Lebesgue on continuous ones,
+        with the Jacobian where ``q`` is stated in another parameterisation, counting measure
+        on indicators; a derived variable has none), so that ``log p - log q`` are the
+        importance weights of Yao, Vehtari, Simpson & Gelman (2018), :mod:`bayesvm.vb.pareto`.
+        A block that reports nothing adds 0 (an augmentation that the model's density
+        integrates out: its ``q`` factor, independent of the others', integrates to 1).
+        """
+        if self.var_names:
+            raise NotImplementedError(f"{type(self).__name__} does not state q's log density")
+        return 0.0
+
     def q_moments(self, params) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Exact mean and sd of each reported variable under ``q = params``, where ``q``'s
         family gives them in closed form (an sd is infinite where the variance does not

@@ -25,9 +25,24 @@ from bayesvm.blocks.base import Block
 from bayesvm.blocks.interweaving import ScaleInterweaving
 from bayesvm.blocks.marginal_slice import CoefficientSlice
 
-__all__ = ["GaussianCoefficients", "CoefficientStats", "Segment", "LOG_2PI"]
+__all__ = [
+    "GaussianCoefficients",
+    "CoefficientStats",
+    "Segment",
+    "LOG_2PI",
+    "whitened_log_density",
+]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def whitened_log_density(whitened: np.ndarray, log_det_precision) -> np.ndarray:
+    """``log N(x | m, P^-1)`` of draws given as ``z = L^T (x - m)`` (``P = L L^T``; rows of the
+    last axis): ``(log |P| - K log 2 pi - ||z||^2) / 2``. ``log_det_precision`` is a float, or
+    one per draw.
+    """
+    size = whitened.shape[-1]
+    return 0.5 * (log_det_precision - size * LOG_2PI - np.sum(whitened**2, axis=-1))
 
 
 class CoefficientStats(NamedTuple):
@@ -178,6 +193,12 @@ class GaussianCoefficients(Block):
         """Draws of every segment from ``q``."""
         theta = params.gaussian.draw(params.mean, rng, size=size)
         return {s.name: theta[:, s.slice] for s in self.segments}
+
+    def q_log_density(self, params: GaussianConditional, draws) -> np.ndarray:
+        """``log N(theta | mean, P^-1)`` at the segments' draws."""
+        gaussian, mean = params
+        theta = np.concatenate([draws[s.name] for s in self.segments], axis=-1)
+        return whitened_log_density(gaussian.whiten(theta - mean), gaussian.log_det_precision())
 
     def q_moments(self, params: GaussianConditional) -> dict:
         """Each segment's mean and sd under the Gaussian ``q``."""

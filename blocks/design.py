@@ -146,6 +146,12 @@ class DenseGaussian:
         deviation = triangular_solve(self.factor, noise, transpose=True)
         return mean + (deviation if size is None else deviation.T)
 
+    def whiten(self, deviation: np.ndarray) -> np.ndarray:
+        """The standard normals :meth:`draw` maps to ``deviation = draw - mean`` (rows):
+        ``z = L^T deviation``, so that ``deviation^T P deviation = ||z||^2``.
+        """
+        return deviation @ self.factor
+
     def log_det_precision(self) -> float:
         """``log |P|``."""
         return log_det_from_cholesky(self.factor)
@@ -221,6 +227,15 @@ class ArrowheadGaussian:
         root = np.sqrt(self.diagonal)
         weights = (z[..., 1:] - (self.sums / root) * offset) / root
         return mean + np.concatenate([offset, weights], axis=-1)
+
+    def whiten(self, deviation: np.ndarray) -> np.ndarray:
+        """The standard normals :meth:`draw` maps to ``deviation = draw - mean`` (rows),
+        ``z = L^T deviation``.
+        """
+        offset, weights = deviation[..., :1], deviation[..., 1:]
+        root = np.sqrt(self.diagonal)
+        rest = weights * root + (self.sums / root) * offset
+        return np.concatenate([offset * np.sqrt(self.schur), rest], axis=-1)
 
     def log_det_precision(self) -> float:
         """``log |P| = sum log D + log s``."""
@@ -349,6 +364,16 @@ class GroupedGaussian:
         u_dev = u_dev - self.B_over_d.T @ beta_dev
         deviation = np.concatenate([beta_dev, u_dev])
         return mean + (deviation if size is None else deviation.T)
+
+    def whiten(self, deviation: np.ndarray) -> np.ndarray:
+        """The standard normals :meth:`draw` maps to ``deviation = draw - mean`` (rows):
+        ``z_beta = L_S^T dev_beta`` and ``z_u = d^1/2 (dev_u + (D^-1 B^T dev_beta))``.
+        """
+        p = self.design.n_fixed
+        beta, u = deviation[..., :p], deviation[..., p:]
+        return np.concatenate(
+            [beta @ self.factor, np.sqrt(self.d) * (u + beta @ self.B_over_d)], axis=-1
+        )
 
     def log_det_precision(self) -> float:
         """``log |P| = log |S| + sum log d``."""

@@ -312,6 +312,17 @@ class GammaPrecision(Block):
         lam = rng.gamma(self.shape_q, 1.0 / rate, size=(size, *np.shape(rate)))
         return {self.var_names[0]: self._reported(lam)}
 
+    def q_log_density(self, rate, draws) -> np.ndarray:
+        """``log Gamma(lambda | A + k/2, rate)`` at the reported draws ``r``, less ``log |dr /
+        dlambda|`` for a reported variance or sd (the map of :meth:`log_jacobian`).
+        """
+        lam = self._from_reported(np.asarray(draws[self.var_names[0]], dtype=float))
+        log_lam = np.log(lam)
+        a = self.shape_q
+        log_q = a * np.log(rate) - gammaln(a) + (a - 1.0) * log_lam - rate * lam
+        log_q = log_q - _log_derivative(self.report, log_lam)
+        return log_q.reshape(log_q.shape[0], -1).sum(axis=1)
+
     def q_moments(self, rate) -> dict:
         """Mean and sd of the reported variable under ``q(lambda) = Gamma(a, r)``: of
         ``lambda`` (``a / r`` and ``sqrt(a) / r``), of ``1 / lambda`` (inverse gamma: ``r /
@@ -375,10 +386,13 @@ class GammaPrecision(Block):
         """Statistics at the reported variable's value: ``lambda``, ``1 / lambda`` or
         ``lambda^-1/2``.
         """
-        reported = point[self.var_names[0]]
+        return self.at(self._from_reported(point[self.var_names[0]]))
+
+    def _from_reported(self, reported):
+        """``lambda`` from the reported ``lambda``, ``1 / lambda`` or ``lambda^-1/2``."""
         if self.report == "precision":
-            return self.at(reported)
-        return self.at(1.0 / reported if self.report == "variance" else reported**-2.0)
+            return reported
+        return 1.0 / reported if self.report == "variance" else reported**-2.0
 
     def log_jacobian(self, stats) -> float:
         """``log |dm / dr|`` from the reported ``r`` to ``mode_of``'s ``m``, through

@@ -97,6 +97,14 @@ class GPValues(GaussianCoefficients):
         v = params.gaussian.draw(params.mean, rng, size=size)
         return {self.var_name: v @ self.whitening.T}
 
+    def q_log_density(self, params: GaussianConditional, draws) -> np.ndarray:
+        """``log q(u) = log q(v) - log |L|`` at ``v = L^-1 u`` (the change of variables of
+        :meth:`log_jacobian`).
+        """
+        v = triangular_solve(self.whitening, draws[self.var_name].T).T
+        whitened = {self.segments[0].name: v}
+        return super().q_log_density(params, whitened) - self.log_det_whitening
+
     def moments(self, params: GaussianConditional) -> tuple[np.ndarray, np.ndarray]:
         """Mean and covariance of ``q(u)``: ``L mu_v`` and ``L Sigma_v L^T``."""
         L = self.whitening

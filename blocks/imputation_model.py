@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import digamma, multigammaln
 
 from bayesvm.blocks.base import Block
-from bayesvm.blocks.coefficients import LOG_2PI
+from bayesvm.blocks.coefficients import LOG_2PI, whitened_log_density
 from bayesvm.linalg import (
     cholesky_lower,
     cholesky_solve,
@@ -126,6 +126,12 @@ class ImputationMean(Block):
         factor, mean = params
         noise = rng.standard_normal((self.d, size))
         return {"mu_x": mean + triangular_solve(factor, noise, transpose=True).T}
+
+    def q_log_density(self, params, draws) -> np.ndarray:
+        """``log N(mu_x | mean, precision^-1)`` at the draws."""
+        factor, mean = params
+        whitened = (draws["mu_x"] - mean) @ factor
+        return whitened_log_density(whitened, log_det_from_cholesky(factor))
 
     def q_moments(self, params) -> dict:
         """``q(mu_x)``'s mean and sd."""
@@ -260,6 +266,20 @@ class ImputationCovariance(Block):
         """Draws of ``Sigma_x`` from ``q = IW(Psi_q, nu + n)``."""
         factor, df = params
         return {"Sigma_x": np.linalg.inv(_wishart_draws(factor, df, rng, size))}
+
+    def q_log_density(self, params, draws) -> np.ndarray:
+        """``log IW(Sigma_x | Psi_q, nu_q) = (nu_q log |Psi_q| - nu_q d log 2) / 2 - log
+        Gamma_d(nu_q / 2) - (nu_q + d + 1) log |Sigma_x| / 2 - tr(Psi_q Sigma_x^-1) / 2`` at
+        the draws (over the entries on and below the diagonal, as the prior's density).
+        """
+        factor, df = params
+        sigma_factors = np.linalg.cholesky(draws["Sigma_x"])  # (S, d, d)
+        log_det = 2.0 * np.sum(np.log(np.diagonal(sigma_factors, axis1=1, axis2=2)), axis=1)
+        half = np.linalg.solve(sigma_factors, np.broadcast_to(factor, sigma_factors.shape))
+        normaliser = 0.5 * df * (log_det_from_cholesky(factor) - self.d * LOG_2) - multigammaln(
+            0.5 * df, self.d
+        )
+        return normaliser - 0.5 * (df + self.d + 1.0) * log_det - 0.5 * np.sum(half**2, (1, 2))
 
     def q_moments(self, params) -> dict:
         """Mean and sd of each entry of ``Sigma_x`` under ``q = IW(Psi_q, nu)`` with ``d``

@@ -39,7 +39,7 @@ from scipy.special import expit, logit, xlogy
 
 from bayesvm.blocks.active_set import CollapsedGaussian
 from bayesvm.blocks.base import Block
-from bayesvm.blocks.coefficients import LOG_2PI
+from bayesvm.blocks.coefficients import LOG_2PI, whitened_log_density
 from bayesvm.blocks.model_search import DEFAULT_JUMPS, JumpSettings, gibbs_sweep, jump
 from bayesvm.linalg import (
     cholesky_lower,
@@ -307,6 +307,17 @@ class InclusionCoefficients(Block):
             "u": gamma * v,
             "gamma": gamma,
         }
+
+    def q_log_density(self, params: VariationalParams, draws) -> np.ndarray:
+        """``log N(theta | mean, P^-1) + sum_k log Bernoulli(gamma_k | E gamma_k)`` at draws
+        of ``theta = (beta, v)``, every ``v_k`` included, and ``gamma``: the variables of the
+        model's density (:meth:`point_stats`; ``u = gamma v`` is derived from them).
+        """
+        theta = np.concatenate([draws[s.name] for s in self.segments], axis=-1)
+        whitened = (theta - params.mean) @ params.factor
+        gaussian = whitened_log_density(whitened, log_det_from_cholesky(params.factor))
+        gamma, p = draws["gamma"], params.inclusion
+        return gaussian + np.sum(xlogy(gamma, p) + xlogy(1.0 - gamma, 1.0 - p), axis=1)
 
     def q_moments(self, params: VariationalParams) -> dict:
         """Means and sds of ``beta`` and ``v`` (Gaussian), ``gamma`` (Bernoulli) and ``u =

@@ -282,6 +282,10 @@ class SequentialJaakkolaJordan(Block):
         """Draws of ``w`` from ``q``."""
         return self.coefficients.draw_q(params.coefficients, rng, size)
 
+    def q_log_density(self, params: SequentialQ, draws) -> np.ndarray:
+        """``log q(w)``, the Gaussian's (``xi`` is no variable of the model)."""
+        return self.coefficients.q_log_density(params.coefficients, draws)
+
     def q_moments(self, params: SequentialQ) -> dict:
         """``q(w)``'s mean and sd."""
         return self.coefficients.q_moments(params.coefficients)

@@ -571,6 +571,19 @@ class KernelCoefficients(Block):
         pm.Deterministic("beta", pt.dot(to_beta, weights), dims="vector")
         pm.Deterministic("gamma", pt.ones(self.n), dims="vector")
 
+    # -- VB's q at its draws (the importance weights of :mod:`bayesvm.vb.pareto`) ------------
+    def q_log_density(self, params, draws) -> np.ndarray:
+        """``log q(u, b) + log |db / dbeta|`` at draws of ``u`` and ``beta`` with every vector
+        active (``b = Lambda^1/2 U^T beta``, :meth:`log_jacobian`'s map); ``q`` holds ``gamma
+        = 1``, a point mass.
+        """
+        eigenvalues, eigenvectors = self.spectrum
+        coefficients = {
+            "intercept": np.reshape(draws["intercept"], (-1, 1)),
+            "feature_weight": np.sqrt(eigenvalues) * (draws["beta"] @ eigenvectors),
+        }
+        return self.all_active.q_log_density(params, coefficients) + self.log_sqrt_det
+
 
 class ActiveRate(NamedTuple):
     """The conditional of ``g`` over an active set: its rate and ``n_gamma``."""

@@ -40,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
+from bayesvm.blocks.coefficients import LOG_2PI
 from bayesvm.blocks.gaussian_priors import PriorStats
 from bayesvm.blocks.hinge import CHI_FLOOR, RESIDUAL_FLOOR
 
@@ -239,6 +240,18 @@ class LaplaceMixing(Block):
         return {
             name: rng.wald(1.0 / root, 1.0, size=(size, root.shape[0])) for name in self.var_names
         }
+
+    def q_log_density(self, params: MixingParams, draws) -> np.ndarray | float:
+        """``log InverseGaussian(b | mu = chi^-1/2, 1) = -(log 2 pi b^3 + (b - mu)^2 / (mu^2
+        b)) / 2`` summed over the coefficients, where ``b`` is reported (else 0: ``omega`` is
+        integrated out of the model's density).
+        """
+        if not self.var_names:
+            return 0.0
+        b = np.asarray(draws[self.var_names[0]], dtype=float)
+        mean = 1.0 / self._chi(params)[1]
+        log_q = -0.5 * (LOG_2PI + 3.0 * np.log(b) + (b - mean) ** 2 / (mean**2 * b))
+        return log_q.sum(axis=1)
 
     def q_moments(self, params: MixingParams) -> dict:
         """``b ~ InverseGaussian(mu = chi^-1/2, 1)`` where reported: mean ``mu``, variance

@@ -39,7 +39,12 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.base import Block
-from bayesvm.blocks.coefficients import LOG_2PI, GaussianCoefficients, GaussianConditional
+from bayesvm.blocks.coefficients import (
+    LOG_2PI,
+    GaussianCoefficients,
+    GaussianConditional,
+    whitened_log_density,
+)
 from bayesvm.blocks.marginal_slice import CoefficientSlice
 from bayesvm.linalg import cholesky_lower, triangular_solve
 
@@ -412,6 +417,22 @@ class MissingCells(Block):
             noise = rng.standard_normal((size, *c.mean.shape)) * np.sqrt(c.scales)
             draws[:, pattern.cells] = c.mean + noise @ c.transform.T
         return {"x_mis": draws}
+
+    def q_log_density(self, params: CellsConditional, draws) -> np.ndarray:
+        """``sum_i log N(d_i,M | mean_i, T diag(scales_i) T^T)`` at the cells' draws: ``z =
+        T^-1 (d_i,M - mean_i) / scales_i^1/2`` are the standard normals :meth:`draw_q` maps,
+        and ``log |T diag(scales_i) T^T| = sum log scales_i - log |Lambda_MM|``.
+        """
+        cells = draws["x_mis"]
+        log_q = np.zeros(cells.shape[0])
+        for pattern, c in zip(self.patterns, params.patterns, strict=True):
+            deviation = cells[:, pattern.cells] - c.mean  # (S, rows, m)
+            m = deviation.shape[-1]
+            scaled = np.linalg.solve(c.transform, deviation.reshape(-1, m).T).T
+            whitened = scaled.reshape(deviation.shape) / np.sqrt(c.scales)
+            log_det = c.scales.shape[0] * c.log_det_base - float(np.log(c.scales).sum())
+            log_q += whitened_log_density(whitened.reshape(cells.shape[0], -1), log_det)
+        return log_q
 
     def q_moments(self, params: CellsConditional) -> dict:
         """Each cell's mean and sd under ``q``."""

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import digamma, gammaln
 
 from bayesvm.blocks.base import Block
-from bayesvm.blocks.coefficients import LOG_2PI
+from bayesvm.blocks.coefficients import LOG_2PI, whitened_log_density
 from bayesvm.linalg import (
     cholesky_lower,
     cholesky_solve,
@@ -194,6 +194,16 @@ class NormalGammaCoefficients(Block):
         root = cholesky_lower(params.covariance())
         noise = rng.standard_normal((size, self.size)) @ root.T
         return {"w": params.mean + noise / np.sqrt(tau)[:, None], "tau": tau}
+
+    def q_log_density(self, params: NormalGammaConditional, draws) -> np.ndarray:
+        """``log Gam(tau | a_N, b_N) + log N(w | w_N, V_N / tau)`` (eq. 7-10) at the draws."""
+        w, tau = np.asarray(draws["w"]), np.asarray(draws["tau"], dtype=float)
+        log_tau = np.log(tau)
+        a, b = self.shape, params.rate
+        log_gamma = a * np.log(b) - gammaln(a) + (a - 1.0) * log_tau - b * tau
+        whitened = np.sqrt(tau)[:, None] * ((w - params.mean) @ params.factor)
+        log_det = self.size * log_tau + log_det_from_cholesky(params.factor)
+        return log_gamma + whitened_log_density(whitened, log_det)
 
     def q_moments(self, params: NormalGammaConditional) -> dict:
         """``tau ~ Gam(a_N, b_N)``: mean ``a_N / b_N``, sd ``sqrt(a_N) / b_N``; ``w`` is a

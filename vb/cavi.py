@@ -29,6 +29,7 @@ from bayesvm.vb.optima import (
     q_moments,
     weigh_optima,
 )
+from bayesvm.vb.pareto import check_q
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
@@ -146,7 +147,10 @@ def fit_vb(
         fit started from a subsample has the first alone. Default: the model's own starts.
     draws : int
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
-        samplers; ``q``'s parameters are in the ``variational`` group.
+        samplers; ``q``'s parameters are in the ``variational`` group. Their importance
+        weights give ``fit.pareto_k``, which says whether ``q`` is close to the posterior
+        (:mod:`bayesvm.vb.pareto`; it needs at least 100 draws, and a problem is reported
+        above ``min(1 - 1 / log10(draws), 0.7)``).
     seed : int or numpy.random.Generator, optional
         For the draws from ``q`` only; the fit itself is deterministic.
     progressbar : bool
@@ -199,10 +203,12 @@ def fit_vb(
             for block, q in fitted
         ]
     posterior, variational, coords = q_groups(model, fitted, np.random.default_rng(seed), draws)
+    check = check_q(model, fitted, posterior)
     coords["obs_id"] = np.arange(model.n_samples)
     variational["lower_bound"] = (["iteration"], result.trace)
     variational["sweeps"] = ((), sweeps)
     variational.update(optimum_group(model, optima))
+    variational.update(check.variational())
     coords["optimum"] = np.arange(len(optima))
     if response is not None:
         group, lrvb_coords = response.variational(model.coefficients)
@@ -210,9 +216,12 @@ def fit_vb(
         coords.update(lrvb_coords)
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
     idata.attrs["covariance"] = covariance
+    idata.attrs.update(check.attrs())
     problems = list(result.problems)
     if len(optima) > 1:
         problems.append(optima_problem(model, optima, 1 + len(others), masses))
+    if check.problem():
+        problems.append(check.problem())
     if response is not None:
         problems.extend(response.problems())
     return Fit(

@@ -39,6 +39,7 @@ import numpy as np
 from bayesvm.drivers import Progress
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
+from bayesvm.vb.pareto import check_q
 from bayesvm.vb.posterior import q_groups
 
 __all__ = ["fit_svi", "step_flops", "CHECK_STEPS"]
@@ -107,7 +108,8 @@ def fit_svi(
     progressbar : bool
         Show the steps and the running bound.
     draws : int
-        Draws from ``q`` stored as the posterior.
+        Draws from ``q`` stored as the posterior; their importance weights give
+        ``fit.pareto_k`` where the model has a density (the full GP; :mod:`bayesvm.vb.pareto`).
     """
     tau, kappa = _check_step(step)
     n = model.n_samples
@@ -225,6 +227,8 @@ def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted,
         if block.name in natural
     ]
     posterior, variational, coords = q_groups(model, fitted, rng, draws)
+    check = check_q(model, fitted, posterior)
+    variational.update(check.variational())
     variational["lower_bound"] = (["check"], np.asarray(trace))
     for name, value in model.hyperparameters.items():
         variational[name] = ((), value)
@@ -241,7 +245,10 @@ def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted,
             f"stopped after {n_steps} steps with q's mean still moving by more than "
             f"tol={tol:g} per check: raise max_iter or epochs"
         )
+    if check.problem():
+        problems.append(check.problem())
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
+    idata.attrs.update(check.attrs())
     return Fit(
         model,
         idata,

@@ -10,6 +10,8 @@ import bayesvm
 from bayesvm import BayesianRegressor, BayesianSVC
 from bayesvm.models import LinearRegression, LinearSVM
 
+from conftest import assert_ascent_converged
+
 
 def simulate(n_samples=80, n_features=3, seed=0):
     rng = np.random.default_rng(seed)
@@ -111,7 +113,8 @@ def test_coefficients_are_the_vb_posterior_means():
     assert classifier.coef_.shape == (1, 3) and classifier.intercept_.shape == (1,)
     np.testing.assert_allclose(classifier.coef_[0], variational["u_mean"])
     np.testing.assert_allclose(classifier.intercept_, variational["beta_mean"])
-    assert classifier.converged_ and classifier.n_iter_ == fit.n_iter
+    assert classifier.converged_ == fit.converged and classifier.n_iter_ == fit.n_iter
+    assert_ascent_converged(classifier.fit_)
 
 
 def test_penalized_model_labels_the_posterior_by_column_names():
