@@ -37,6 +37,7 @@ FLOORS = {
     "bayesvm.registry": 3,
     "bayesvm.formula": 3,
     "bayesvm.compare": 3,
+    "bayesvm.model_comparison": 3,
     "bayesvm.calibration": 3,
     "bayesvm.sbc": 3,
     "bayesvm.estimator": 3,
