@@ -174,16 +174,17 @@ def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: st
 def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
     """A sentence for each method of ``labels`` whose fits failed their convergence checks on
     some test sets (``converged`` False in ``results``; :attr:`bayesvm.Fit.problems`), e.g.
-    "MCMC did not pass its convergence checks on 4 of 100 splits (...)."; "" when
+    "MCMC did not pass its checks on 4 of 100 splits (...)."; "" when
     every fit passed.
     """
     return _note_per_method(
         1.0 - _flags(results, "converged"),
         results,
         labels,
-        "{label} did not pass its convergence checks on {count} of {total} " + unit + " (R-hat, "
-        "effective sample size or divergences; the `warnings` column of the CSV says which): "
-        "treat its numbers there with care.",
+        "{label} did not pass its checks on {count} of {total} " + unit + " (samplers: R-hat, "
+        "effective sample size or divergences; VB: the objective's convergence or the Pareto "
+        "k-hat of q; the `warnings` column of the CSV says which): treat its numbers there "
+        "with care.",
     )
 
 

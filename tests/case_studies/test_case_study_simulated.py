@@ -104,7 +104,7 @@ def test_report_counts_fits_that_failed_their_convergence_checks(tmp_path, monke
     monkeypatch.setattr(simulated, "replicate_rows", constant_svm_rows)
     run(tmp_path, quick=True, methods=("vb", "gibbs"), progressbar=False)
     report = (tmp_path / "report.md").read_text()
-    assert "MCMC did not pass its convergence checks on 1 of 3 data sets" in report
+    assert "MCMC did not pass its checks on 1 of 3 data sets" in report
     assert "VB did not pass" not in report
 
 
