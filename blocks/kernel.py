@@ -21,12 +21,18 @@ prior blocks of its two segments. Two representations serve the drivers:
   (eq. 9). Entries of ``Kt^T W Kt`` and ``Sigma`` are computed only where the active set reads
   them, never the ``n x n`` matrices. ``g | beta_gamma ~ Ga((a_g + n_gamma) / 2, (b_g +
   beta^T K beta) / 2)``: the block shows the g block ``b_gamma = L^T beta_gamma`` (``L L^T =
-  K_gamma,gamma``), whose squares sum to ``beta^T K beta``, and ``n_active``.
+  K_gamma,gamma``), whose squares sum to ``beta^T K beta``, and ``n_active``. With a probit
+  likelihood, :attr:`~KernelCoefficients.laplace_moves` further proposals move ``(gamma, u,
+  beta)`` with ``s`` integrated out, then draw ``s | f``
+  (:class:`~bayesvm.blocks.laplace_jump.LaplaceJump`, :meth:`KernelCoefficients.jump_moves`):
+  given ``s``, which pins ``f`` where the classes are nearly separable, few other active sets
+  fit, and the model size moves only as fast as ``s``.
 
 The order of a sweep (the model's blocks): the augmentation (with a probit likelihood,
 Holmes-Held's update of ``s`` given ``gamma, eta, g`` with ``theta`` integrated out, which
-reads :meth:`KernelCoefficients.marginal`), then ``gamma`` and ``theta`` (this block), then
-``eta | u`` and ``g | beta``. Zhang et al. update ``eta`` and ``g`` between the ``s`` and the
+reads :meth:`KernelCoefficients.marginal`), then ``gamma`` and ``theta`` (this block; by
+reversible jump, then the jumps with ``s`` integrated out and ``s | f``), then ``eta | u`` and
+``g | beta``. Zhang et al. update ``eta`` and ``g`` between the ``s`` and the
 ``theta`` steps, but after ``s`` is drawn with ``theta`` integrated out, ``theta`` must be drawn
 before anything reads it (van Dyk & Park 2008); with ``theta`` drawn last in this block the
 chain leaves the posterior invariant.
@@ -46,6 +52,7 @@ from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
 from bayesvm.blocks.design import FeatureDesign
 from bayesvm.blocks.gaussian_priors import GammaPrecision, PriorStats
+from bayesvm.blocks.laplace_jump import LaplaceJump
 from bayesvm.blocks.model_search import JumpSettings, jump
 from bayesvm.linalg import cholesky_lower, cholesky_solve, log_det_from_cholesky
 
@@ -174,10 +181,14 @@ class KernelCoefficients(Block):
     a_alpha, b_alpha : float
         Beta-Bernoulli prior on ``gamma`` (eq. 10).
     moves : int
-        Reversible-jump proposals per sweep (Zhang et al.: one).
+        Reversible-jump proposals per sweep given the likelihood's augmentation (Zhang et al.:
+        one).
     fixed_weights : bool
         The likelihood's weights are always 1 (probit), so ``Kt^T Kt`` is computed once, and
         its statistics carry the :class:`PrecisionSolve` of its Holmes-Held step (``solve``).
+    laplace_moves : int
+        Reversible-jump proposals per sweep with the probit's ``s`` integrated out (probit
+        only; :mod:`bayesvm.blocks.laplace_jump`); 0 in Zhang et al.'s sweep.
     """
 
     name = "theta"
@@ -198,6 +209,7 @@ class KernelCoefficients(Block):
         b_alpha: float = 1.0,
         moves: int = 1,
         fixed_weights: bool = True,
+        laplace_moves: int = 0,
     ):
         n = kernel.shape[0]
         self.kernel = kernel
@@ -207,6 +219,7 @@ class KernelCoefficients(Block):
         self.k_max = int(k_max)
         self.a_alpha, self.b_alpha = float(a_alpha), float(b_alpha)
         self.moves = int(moves)
+        self.laplace_moves = int(laplace_moves)
         self.jump_settings = JumpSettings(max_active=self.k_max)
         self.switchable = np.arange(1, n + 1)
         self.design = np.hstack([np.ones((n, 1)), kernel])  # [1, K]
@@ -263,7 +276,7 @@ class KernelCoefficients(Block):
             betaln(k + self.a_alpha, self.n - k + self.b_alpha) - betaln(self.a_alpha, self.b_alpha)
         )
 
-    def _precisions(self, stats) -> tuple[float, float]:
+    def precisions(self, stats) -> tuple[float, float]:
         """``(eta, g)`` at the prior blocks' current values."""
         return (
             float(stats[self.intercept_prior.name].precision[0]),
@@ -301,7 +314,7 @@ class KernelCoefficients(Block):
                 break
         active = np.asarray(factor.order, dtype=int)
         theta = rng.standard_normal(active.shape[0] + 1)
-        return self._at_active(active, theta, factor.factor.T @ theta[1:])
+        return self.at_active(active, theta, factor.factor.T @ theta[1:])
 
     def sample(self, params: Drawn, rng) -> KernelStats:
         """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
@@ -319,7 +332,7 @@ class KernelCoefficients(Block):
 
     def _collapsed(self, params: Drawn) -> CollapsedGaussian:
         likelihood = params.stats[self.likelihood]
-        eta, g = self._precisions(params.stats)
+        eta, g = self.precisions(params.stats)
         precision, prior = self._matrices(eta, g, likelihood.weights)
         order = self._order(params.inclusion)
         solve = params.solve  # the probit's step of this sweep
@@ -369,15 +382,24 @@ class KernelCoefficients(Block):
             )
             accepted += took
         theta = collapsed.draw(rng)
-        _, g = self._precisions(params.stats)
+        _, g = self.precisions(params.stats)
         kernel_factor = collapsed.prior.factor[1:, 1:] / np.sqrt(g)
         self._kernel_factor = (tuple(collapsed.order), kernel_factor)
         whitened = kernel_factor.T @ theta[1:]  # L^T beta_gamma
         active = np.asarray(collapsed.order[1:], dtype=int) - 1
         info = {"accept_rate": accepted / max(moves, 1)}
-        return self._at_active(active, theta, whitened), info
+        return self.at_active(active, theta, whitened), info
 
-    def _at_active(self, active, theta, whitened) -> KernelStats:
+    def jump_moves(self, blocks) -> list:
+        """The reversible-jump sweep's moves after :meth:`jump_step`: :attr:`laplace_moves`
+        proposals with the probit's ``s`` integrated out, then ``s | f``
+        (:class:`~bayesvm.blocks.laplace_jump.LaplaceJump`), if any.
+        """
+        if not self.laplace_moves:
+            return []
+        return [LaplaceJump(self, blocks[self.likelihood], self.laplace_moves)]
+
+    def at_active(self, active, theta, whitened) -> KernelStats:
         """Statistics at ``theta = (u, beta_gamma)`` over the vectors ``active``, with
         ``whitened = L^T beta_gamma``.
         """
@@ -399,7 +421,7 @@ class KernelCoefficients(Block):
         Over active vectors the solve is a :class:`PrecisionSolve`.
         """
         theta = stats[self.name]
-        eta, g = self._precisions(stats)
+        eta, g = self.precisions(stats)
         if theta.inclusion is None:
             prior = np.concatenate([[eta], np.full(self.n, g)])
             design = self.all_active.design
@@ -482,7 +504,7 @@ class KernelCoefficients(Block):
         active, BGKM's ``b = Lambda^1/2 U^T beta`` in the floored eigenbasis (section 2.2's ``b
         = Psi' beta``; what Gibbs, VB and :meth:`to_pymc` hold, and where a singular ``K``
         leaves ``beta`` only its image of ``b``); otherwise FBGKM's ``b_gamma = L^T beta_gamma``,
-        ``L L^T = K_gamma,gamma`` (eq. 7), left 0 where :meth:`_active_factor` finds the set
+        ``L L^T = K_gamma,gamma`` (eq. 7), left 0 where :meth:`active_factor` finds the set
         singular (:meth:`log_jacobian` is then ``-inf``). ``beta`` must be 0 off the active set.
         """
         gamma, beta = point["gamma"], point["beta"]
@@ -497,13 +519,13 @@ class KernelCoefficients(Block):
                 [[point["intercept"]], np.sqrt(eigenvalues) * (beta @ eigenvectors)]
             )
             return self._all_active_stats(self.all_active.at(theta), True)
-        factor = self._active_factor(active)
+        factor = self.active_factor(active)
         whitened = np.zeros(active.size) if factor is None else beta[active] @ factor
-        return self._at_active(
+        return self.at_active(
             active, np.concatenate([[point["intercept"]], beta[active]]), whitened
         )
 
-    def _active_factor(self, active: np.ndarray) -> np.ndarray | None:
+    def active_factor(self, active: np.ndarray) -> np.ndarray | None:
         """``chol(K_gamma,gamma)``, or None where a vector's Schur complement in the others is
         at most :data:`~bayesvm.blocks.active_set.PIVOT_TOL` of its diagonal entry: such a set's
         (Moore-Penrose, section 2.2) g-prior has no density on ``R^n_gamma``, and reversible jump
@@ -528,18 +550,18 @@ class KernelCoefficients(Block):
         n_active = self.n if n_active is None else n_active
         if n_active > self.k_max:
             return -np.inf
-        _, g = self._precisions(stats)
+        _, g = self.precisions(stats)
         return self.log_prior(n_active) - 0.5 * (self.n - n_active) * np.log(g / (2.0 * np.pi))
 
     def log_jacobian(self, stats) -> float:
         """``log |db / dbeta_gamma|``: ``log |L| = log |K_gamma,gamma| / 2`` over an active set
-        (``-inf`` where :meth:`_active_factor` finds it singular), ``log |Lambda| / 2`` with
+        (``-inf`` where :meth:`active_factor` finds it singular), ``log |Lambda| / 2`` with
         every vector active (section 2.2's ``b = Psi' beta``).
         """
         inclusion = stats[self.name].inclusion
         if inclusion is None:
             return self.log_sqrt_det
-        factor = self._active_factor(np.flatnonzero(inclusion))
+        factor = self.active_factor(np.flatnonzero(inclusion))
         return -np.inf if factor is None else 0.5 * log_det_from_cholesky(factor)
 
     def pymc_log_jacobian(self, values) -> float:

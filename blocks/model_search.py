@@ -12,7 +12,8 @@ Beta-Bernoulli eq. 10 another). Each leaves ``p(A | data) ~ p(data | A) p(A)`` i
   proposal ratio of Nott & Green (2004) as Zhang, Dai & Jordan section 3.2 state it: birth
   (``b_k``) switches on a random inactive column, death (``d_k``) switches off a random
   active one, swap exchanges one of each, ``b_0 = 1``, ``d_{k_max} = 1`` and
-  ``b_k = d_k = 0.3`` between.
+  ``b_k = d_k = 0.3`` between. The choice and its ratio (:func:`propose_change`) also serve
+  moves that do not integrate the coefficients out (:mod:`bayesvm.blocks.laplace_jump`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["gibbs_sweep", "jump", "JumpSettings", "DEFAULT_JUMPS"]
+__all__ = [
+    "gibbs_sweep",
+    "jump",
+    "propose_change",
+    "InclusionChange",
+    "JumpSettings",
+    "DEFAULT_JUMPS",
+]
 
 
 def _accept(log_ratio: float, rng: np.random.Generator) -> bool:
@@ -96,6 +104,55 @@ def _pick(columns: np.ndarray, rng: np.random.Generator) -> int:
     return int(columns[rng.integers(columns.shape[0])])
 
 
+class InclusionChange(NamedTuple):
+    """A proposed birth, death or swap: the column leaving (``out``) and the one joining
+    (``into``), None where none does, and ``log_ratio = log p(A') - log p(A) + log q(A | A') -
+    log q(A' | A)``, the prior and proposal part of the acceptance probability.
+    """
+
+    out: int | None
+    into: int | None
+    log_ratio: float
+
+
+def propose_change(
+    order,
+    switchable,
+    log_prior: Callable[[int], float],
+    rng: np.random.Generator,
+    settings: JumpSettings = DEFAULT_JUMPS,
+) -> InclusionChange:
+    """Choose a birth, death or swap of the active columns ``order`` (Zhang et al. section 3.2).
+
+    ``m`` switchable columns, ``k`` of them active: birth (``b_k``) switches on a random
+    inactive column, with ``log_ratio = log(p(k+1) d_{k+1} (m - k) / (p(k) b_k (k + 1)))``;
+    death (``d_k``) switches off a random active one, ``log(p(k-1) b_{k-1} k / (p(k) d_k (m - k
+    + 1)))``; a swap exchanges one of each, ``0``. ``p(k)`` is the prior of one vector with
+    ``k`` ones. Every move that uses these proposals accepts with ``min(1, exp(log_ratio) x``
+    the ratio of its target's other factors``)``.
+    """
+    switchable = np.asarray(switchable)
+    m = switchable.shape[0]
+    k_max = m if settings.max_active is None else min(settings.max_active, m)
+    active_mask = _is_active(order, switchable)
+    active, inactive = switchable[active_mask], switchable[~active_mask]
+    k = active.shape[0]
+    birth, death = _move_probabilities(k, k_max, settings)
+    move = rng.random()
+    if move < birth:
+        death_back = _move_probabilities(k + 1, k_max, settings)[1]
+        log_ratio = (
+            log_prior(k + 1) - log_prior(k) + np.log(death_back * (m - k) / (birth * (k + 1)))
+        )
+        return InclusionChange(None, _pick(inactive, rng), float(log_ratio))
+    if move < birth + death:
+        birth_back = _move_probabilities(k - 1, k_max, settings)[0]
+        log_ratio = log_prior(k - 1) - log_prior(k) + np.log(birth_back * k / (death * (m - k + 1)))
+        return InclusionChange(_pick(active, rng), None, float(log_ratio))
+    out = _pick(active, rng)
+    return InclusionChange(out, _pick(inactive, rng), 0.0)
+
+
 def jump(
     collapsed,
     switchable,
@@ -103,53 +160,30 @@ def jump(
     rng: np.random.Generator,
     settings: JumpSettings = DEFAULT_JUMPS,
 ) -> tuple[object, bool]:
-    """One birth, death or swap proposal; returns the (possibly new) state and acceptance.
+    """One birth, death or swap proposal (:func:`propose_change`); returns the (possibly new)
+    state and acceptance.
 
-    Acceptance probabilities (Zhang et al. section 3.2, ``m`` switchable columns):
-    birth ``min(1, L' p(k+1) d_{k+1} (m - k) / (L p(k) b_k (k + 1)))``, death
-    ``min(1, L' p(k-1) b_{k-1} k / (L p(k) d_k (m - k + 1)))``, swap ``min(1, L' / L)``, with
-    ``L = p(data | A)`` and ``p(k)`` the prior of one vector with ``k`` ones.
+    The acceptance probability is ``min(1, exp(log_ratio) L' / L)`` with ``L = p(data | A)``
+    (Zhang et al. section 3.2): birth ``min(1, L' p(k+1) d_{k+1} (m - k) / (L p(k) b_k (k +
+    1)))``, death ``min(1, L' p(k-1) b_{k-1} k / (L p(k) d_k (m - k + 1)))``, swap ``min(1, L' /
+    L)``.
     """
-    switchable = np.asarray(switchable)
-    m = switchable.shape[0]
-    k_max = m if settings.max_active is None else min(settings.max_active, m)
-    active_mask = _is_active(collapsed.order, switchable)
-    active, inactive = switchable[active_mask], switchable[~active_mask]
-    k = active.shape[0]
-    birth, death = _move_probabilities(k, k_max, settings)
-    move = rng.random()
-    if move < birth:
-        j = _pick(inactive, rng)
-        gain, addition = collapsed.propose_addition(j)
-        death_back = _move_probabilities(k + 1, k_max, settings)[1]
-        log_ratio = (
-            gain
-            + log_prior(k + 1)
-            - log_prior(k)
-            + np.log(death_back * (m - k) / (birth * (k + 1)))
-        )
-        if _accept(log_ratio, rng):
+    change = propose_change(collapsed.order, switchable, log_prior, rng, settings)
+    if change.out is None:
+        gain, addition = collapsed.propose_addition(change.into)
+        if _accept(gain + change.log_ratio, rng):
             collapsed.add(addition)
             return collapsed, True
         return collapsed, False
-    if move < birth + death:
-        j = _pick(active, rng)
-        birth_back = _move_probabilities(k - 1, k_max, settings)[0]
-        log_ratio = (
-            collapsed.removal_gain(j)
-            + log_prior(k - 1)
-            - log_prior(k)
-            + np.log(birth_back * k / (death * (m - k + 1)))
-        )
-        if _accept(log_ratio, rng):
-            collapsed.remove(j)
+    if change.into is None:
+        if _accept(collapsed.removal_gain(change.out) + change.log_ratio, rng):
+            collapsed.remove(change.out)
             return collapsed, True
         return collapsed, False
-    out, into = _pick(active, rng), _pick(inactive, rng)
-    removal = collapsed.removal_gain(out)
+    removal = collapsed.removal_gain(change.out)
     proposal = collapsed.copy()
-    proposal.remove(out)
-    gain, addition = proposal.propose_addition(into)
+    proposal.remove(change.out)
+    gain, addition = proposal.propose_addition(change.into)
     if _accept(removal + gain, rng):
         proposal.add(addition)
         return proposal, True

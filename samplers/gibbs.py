@@ -31,7 +31,10 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
 
     With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
     ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump_step`) instead of its Gibbs
-    update. Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
+    update, followed by the moves its ``jump_moves(blocks)`` returns, where it has that method
+    (each ``step(stats, rng) -> (statistics by block name, info)``, e.g. the kernel model's
+    jumps with the probit's ``s`` integrated out, :mod:`bayesvm.blocks.laplace_jump`).
+    Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
     interweaving of a learned scale, :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
     ``step(stats, rng) -> (stats, info)`` returns the sweep's diagnostics in ``info`` (the
     jumps' ``accept_rate``, a Metropolis-Hastings update's acceptance); ``record`` returns the
@@ -41,6 +44,8 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     sweep = []
     for position, block in enumerate(blocks):
         sweep.append(_block_update(block, jumps, moves))
+        if jumps and "rj" in block.drivers:
+            sweep.extend(move.step for move in _jump_moves(block, by_name))
         following = blocks[position + 1].name if position + 1 < len(blocks) else None
         for move in block.gibbs_moves(by_name):
             sweep.append(lambda stats, rng, move=move: (move.update(stats, rng), {}))
@@ -66,6 +71,14 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
         return values
 
     return partial(dispersed_start, blocks), step, record
+
+
+def _jump_moves(block, by_name) -> list:
+    """The moves a block makes after its jumps (its ``jump_moves(blocks)``, where it has any),
+    each with ``step(stats, rng) -> (changed statistics by block name, info)``.
+    """
+    jump_moves = getattr(block, "jump_moves", None)
+    return [] if jump_moves is None else jump_moves(by_name)
 
 
 def _block_update(block, jumps: bool, moves: int | None):
@@ -143,9 +156,11 @@ def fit_rj(
     moves : int, optional
         Proposals per sweep (default: the model's; one per switchable column for spike-and-slab
         variables, :data:`~bayesvm.models.kernel_gkm.DEFAULT_MOVES` for active kernel vectors,
-        where Zhang et al. make one). The model size and the acceptance rate of each sweep are
-        kept in ``sample_stats`` (``n_active``, ``accept_rate``), and the fit's checks judge
-        the model size as they judge the parameters (:mod:`bayesvm.samplers.diagnostics`).
+        where Zhang et al. make one; the kernel model's proposals with ``s`` integrated out are
+        its ``laplace_moves``). The model size and the acceptance rate of each sweep are kept
+        in ``sample_stats`` (``n_active``, ``accept_rate``, and the moves' own, e.g.
+        ``laplace_accept_rate``), and the fit's checks judge the model size as they judge the
+        parameters (:mod:`bayesvm.samplers.diagnostics`).
     draws, tune, thin, chains, seed, progressbar
         As for :func:`fit_gibbs`.
     """

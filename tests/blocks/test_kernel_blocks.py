@@ -56,7 +56,7 @@ def test_the_default_lengthscale_is_the_mean_distance_and_the_kernel_is_section_
         ({"g": -1.0}, "g"),
         ({"lengthscale": 0.0}, "lengthscale"),
         ({"a_g": np.inf}, "a_g"),
-        ({"moves": 0}, "moves must be"),
+        ({"moves": -1}, "moves must be"),
     ],
 )
 def test_bad_options_are_refused(data, options, message):

@@ -1,0 +1,77 @@
+"""The Laplace approximation behind the jump with the probit's ``s`` integrated out.
+
+Its mode is where the gradient of the log posterior vanishes, its precision is the negative
+Hessian there (checked by central differences), and it does not depend on Newton's start, so
+that the proposal density of a move and of its reverse are the same function
+(:mod:`bayesvm.blocks.laplace_jump`). Its exactness as a move is checked against the
+enumerated posterior in ``tests/models/test_kernel_gkm.py``.
+"""
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from bayesvm.blocks.laplace_jump import probit_laplace
+
+
+def problem():
+    """A probit regression with an intercept, three nearly separating features and a Gaussian
+    prior of general precision.
+    """
+    rng = np.random.default_rng(3)
+    design = np.column_stack([np.ones(40), rng.standard_normal((40, 3))])
+    y = np.where(design @ [0.2, 3.0, -2.0, 1.0] + 0.3 * rng.standard_normal(40) > 0, 1.0, -1.0)
+    root = rng.standard_normal((4, 4))
+    return design, y, 0.1 * (root @ root.T) + 0.05 * np.eye(4)
+
+
+def log_posterior(design, y, precision, theta):
+    return np.sum(log_ndtr(y * (design @ theta))) - 0.5 * theta @ precision @ theta
+
+
+def test_the_mode_is_stationary_and_the_precision_is_the_negative_hessian():
+    """Central differences of step ``h`` have error ``O(h^2)`` times the third derivatives
+    (at most about 1 here), and round-off ``1e-16 / h^2`` in the second: with ``h = 1e-4`` both
+    are below ``1e-6``.
+    """
+    design, y, precision = problem()
+    laplace = probit_laplace(design, precision, y, np.zeros(4))
+    h = 1e-4
+    steps = h * np.eye(4)
+
+    def value(theta):
+        return log_posterior(design, y, precision, theta)
+
+    gradient = np.array(
+        [(value(laplace.mode + e) - value(laplace.mode - e)) / (2 * h) for e in steps]
+    )
+    np.testing.assert_allclose(gradient, 0.0, atol=1e-6)
+    hessian = np.array(
+        [
+            [
+                (
+                    value(laplace.mode + a + b)
+                    - value(laplace.mode + a - b)
+                    - value(laplace.mode - a + b)
+                    + value(laplace.mode - a - b)
+                )
+                / (4 * h * h)
+                for b in steps
+            ]
+            for a in steps
+        ]
+    )
+    np.testing.assert_allclose(
+        laplace.factor @ laplace.factor.T, -hessian, atol=1e-5 * np.abs(hessian).max()
+    )
+
+
+def test_the_approximation_does_not_depend_on_the_start():
+    """From zero and from far off, the mode agrees to Newton's tolerance (``1e-6`` standard
+    deviations), and the factors to the same relative order.
+    """
+    design, y, precision = problem()
+    first = probit_laplace(design, precision, y, np.zeros(4))
+    second = probit_laplace(design, precision, y, np.array([5.0, -20.0, 10.0, 3.0]))
+    sd = np.sqrt(np.diag(np.linalg.inv(first.factor @ first.factor.T)))
+    assert np.all(np.abs(first.mode - second.mode) < 1e-6 * sd)
+    np.testing.assert_allclose(first.factor, second.factor, rtol=1e-5, atol=1e-9)
