@@ -373,15 +373,21 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             return self.classes_[scores.argmax(axis=1)]
         return self.classes_[(scores > 0).astype(int)]
 
+    def _takes_groups(self, groups) -> bool:
+        """Whether the model has groups (a random intercept); ``groups`` refused otherwise."""
+        if self.model == "random_intercept":
+            return True
+        if groups is not None:
+            raise ValueError(
+                f"groups apply to model='random_intercept' only; got model={self.model!r}"
+            )
+        return False
+
     def _training_groups(self, groups, n_samples: int):
         """The groups of a random intercept (one group when not given); refused for the
         other models.
         """
-        if self.model != "random_intercept":
-            if groups is not None:
-                raise ValueError(
-                    f"groups apply to model='random_intercept' only; got model={self.model!r}"
-                )
+        if not self._takes_groups(groups):
             return None
         self.grouped_ = groups is not None
         if groups is None:
@@ -397,11 +403,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         """``groups=`` for the fit's prediction methods: after a fit without groups, the one
         group every row was in.
         """
-        if self.model != "random_intercept":
-            if groups is not None:
-                raise ValueError(
-                    f"groups apply to model='random_intercept' only; got model={self.model!r}"
-                )
+        if not self._takes_groups(groups):
             return {}
         if groups is None and not self.grouped_:
             groups = np.zeros(n_samples, dtype=int)
