@@ -16,11 +16,10 @@ import numpy as np
 
 from bayesvm.blocks import FixedPrecision, NormalGammaCoefficients
 from bayesvm.models.feature_model import FeatureModel
-from bayesvm.models.validation import check_positive_finite, design_and_names
+from bayesvm.models.links import draw_responses, gaussian_log_likelihood
+from bayesvm.models.validation import check_positive_finite, design_and_names, real_response
 
 __all__ = ["LinearRegression"]
-
-LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,11 +74,7 @@ class LinearRegression(FeatureModel):
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(f"need at least 2 observations; got n_samples={n_samples}")
-        y = np.asarray(y, dtype=float)
-        if y.ndim != 1 or y.shape[0] != n_samples:
-            raise ValueError(f"shape mismatch: X has {n_samples} rows but y has shape {y.shape}")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite values")
+        y = real_response(y, n_samples)
         if ard and alpha is not None:
             raise ValueError("a fixed alpha and ARD exclude each other")
         check_positive_finite(a0=a0, b0=b0, c0=c0, d0=d0, alpha=alpha)
@@ -177,8 +172,7 @@ class LinearRegression(FeatureModel):
         draws from ``q``): ``(draws, n)``.
         """
         w, tau = fit.draws(["w", "tau"])
-        residual = self.y - w @ self.X.T
-        return 0.5 * (np.log(tau)[:, None] - LOG_2PI - tau[:, None] * residual**2)
+        return gaussian_log_likelihood(self.y - w @ self.X.T, tau)
 
     @staticmethod
     def _response_draws(fit, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -186,5 +180,4 @@ class LinearRegression(FeatureModel):
         posterior draw of ``(w, tau)``: ``(draws, rows)``.
         """
         w, tau = fit.draws(["w", "tau"])
-        noise_sd = 1.0 / np.sqrt(tau)
-        return w @ X.T + noise_sd[:, None] * rng.standard_normal((X.shape[0], tau.size)).T
+        return draw_responses(w @ X.T, tau, rng)

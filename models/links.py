@@ -1,6 +1,6 @@
-"""Link functions of the SVM models: class probabilities from the hinge pseudo-likelihood
+"""Link functions of the models: class probabilities from the hinge pseudo-likelihood
 normalised over the two labels (Polson-Scott section 2), their logarithms, and labels drawn
-from them.
+from them; the Gaussian likelihood of the regressions and responses drawn from it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ __all__ = [
     "log_normalized_pseudo_likelihood",
     "class_probabilities",
     "draw_labels",
+    "gaussian_log_likelihood",
+    "draw_responses",
 ]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _pseudo_log_odds(f: np.ndarray) -> np.ndarray:
@@ -55,3 +59,19 @@ def draw_labels(positive_probability: np.ndarray, rng: np.random.Generator) -> n
     """Labels coded -1/+1 (``int8``), each +1 with its probability in ``positive_probability``."""
     positive = rng.random(positive_probability.shape) < positive_probability
     return np.where(positive, 1, -1).astype(np.int8)
+
+
+def gaussian_log_likelihood(residual: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """``log N(y_i | f_i, 1 / tau)`` for residuals ``y - f`` of shape ``(draws, n)`` and one
+    noise precision ``tau`` per draw (shape ``(draws,)``).
+    """
+    tau = np.asarray(tau, dtype=float)[:, None]
+    return 0.5 * (np.log(tau) - LOG_2PI - tau * residual**2)
+
+
+def draw_responses(mean: np.ndarray, tau: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``y = f + e``, ``e ~ N(0, 1 / tau)``, for means ``f`` of shape ``(draws, n)`` and one
+    noise precision ``tau`` per draw.
+    """
+    noise_sd = 1.0 / np.sqrt(np.asarray(tau, dtype=float))
+    return mean + noise_sd[:, None] * rng.standard_normal(mean.shape[::-1]).T

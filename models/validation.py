@@ -18,6 +18,7 @@ __all__ = [
     "select_columns",
     "table_inputs",
     "encode_labels",
+    "real_response",
     "check_positive_finite",
     "feature_names_for",
 ]
@@ -256,6 +257,20 @@ def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, n
             classes = classes[::-1]
     y_pm = np.where(labels == classes[1], 1.0, -1.0)
     return y_pm, classes
+
+
+def real_response(y, n_samples: int) -> np.ndarray:
+    """A regression's responses as a 1-D float array of ``n_samples`` finite numbers."""
+    try:
+        values = np.asarray(y, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"y must hold numbers for a regression: {error}") from error
+    if values.ndim != 1 or values.shape[0] != n_samples:
+        raise ValueError(f"shape mismatch: X has {n_samples} rows but y has shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        rows = np.flatnonzero(~np.isfinite(values))
+        raise ValueError(f"y contains NaN or infinite values (rows {_listed(rows)})")
+    return values
 
 
 def _listed(rows: np.ndarray, most: int = 5) -> str:

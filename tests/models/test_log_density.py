@@ -50,6 +50,12 @@ def _regression(**kwargs):
     return LinearRegression.from_arrays(X, X @ [1.0, -0.5, 0.0] + rng.normal(size=30), **kwargs)
 
 
+def _kernel_regression(**kwargs):
+    x = np.random.default_rng(8).uniform(-3.0, 3.0, 12)
+    y = np.sin(2.0 * x) + 0.3 * np.random.default_rng(9).normal(size=12)
+    return KernelGKM.from_arrays(x[:, None], y, likelihood="gaussian", **kwargs)
+
+
 def _random_intercept():
     X, y = _classification(40, 2, seed=6)
     return MixedSVM.random_intercept(X, y, groups=np.arange(40) % 5)
@@ -76,6 +82,8 @@ VARIANTS = {
     "missing-data-normalized": _missing_normalized,
     "kernel-probit": lambda: KernelGKM.from_arrays(*_classification(12, 2)),
     "kernel-hinge": lambda: KernelGKM.from_arrays(*_classification(12, 2), likelihood="hinge"),
+    "kernel-gaussian": _kernel_regression,
+    "kernel-gaussian-fixed-tau": lambda: _kernel_regression(tau=4.0),
     "gp-full": lambda: GPSVM.from_arrays(*_classification(15, 2)),
     "linear-regression-shared": _regression,
     "linear-regression-ard": lambda: _regression(ard=True),
