@@ -31,11 +31,7 @@ autosummary_generate = True
 # `bayesvm.fit` and `bayesvm.Fit` would share a file name on case-insensitive file systems.
 autosummary_filename_map = {"bayesvm.fit": "bayesvm.fit-function"}
 autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
-autodoc_default_options = {
-    "member-order": "bysource",
-    # scikit-learn's generated metadata-routing setters (its docstrings cite its own glossary)
-    "exclude-members": "set_fit_request, set_predict_request, set_score_request",
-}
+autodoc_default_options = {"member-order": "bysource"}
 numpydoc_show_class_members = False  # the class template lists members with autodoc
 numpydoc_xref_param_type = False
 
@@ -79,6 +75,17 @@ def list_present_tutorials(app, docname, source):
     source[0] = "".join(lines)
 
 
+def skip_metadata_routing_setters(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated ``set_<method>_request`` setters: which ones a class
+    has depends on its methods' keyword arguments, and their docstrings cite scikit-learn's own
+    glossary, which this site lacks.
+    """
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
 def setup(app):
-    """Register the toctree filter."""
+    """Register the toctree filter and the member filter."""
     app.connect("source-read", list_present_tutorials)
+    app.connect("autodoc-skip-member", skip_metadata_routing_setters)
