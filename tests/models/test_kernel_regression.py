@@ -372,4 +372,6 @@ def test_regression_input_is_checked_and_predictions_are_numbers():
     assert np.all(lower < fit.predict(TEST_POINTS)) and np.all(fit.predict(TEST_POINTS) < upper)
     with pytest.raises(ValueError, match="regression"):
         fit.predict_proba(TEST_POINTS)
+    with pytest.raises(ValueError, match="regression"):
+        fit.model.training_probabilities(fit)
     assert fit.idata.log_likelihood["y"].shape[-1] == 6
