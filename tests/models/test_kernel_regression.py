@@ -321,7 +321,9 @@ def test_all_active_gibbs_and_nuts_agree_with_learned_precisions():
 BOUND_ROUNDOFF = 1e-12
 
 
-@pytest.mark.parametrize("fixed", [{}, {"g": G, "eta": ETA}, {"tau": TAU}], ids=str)
+@pytest.mark.parametrize(
+    "fixed", [{}, {"g": G, "eta": ETA}, {"tau": TAU}], ids=["learned", "fixed-g-eta", "fixed-tau"]
+)
 def test_vb_bound_never_decreases(fixed):
     """Every coordinate update raises the bound (up to round-off), ``tau`` learned or fixed."""
     model = KernelGKM.from_arrays(X20, Y20, likelihood="gaussian", lengthscale=LENGTHSCALE, **fixed)
