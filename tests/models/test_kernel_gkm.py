@@ -69,6 +69,9 @@ TEST_POINTS = np.array([[0.0, 0.0], [1.0, 0.5], [-1.5, 1.0]])
 #: (:mod:`bayesvm.blocks.laplace_jump`), ``"both"``; the latter alone, three a sweep,
 #: ``"laplace"``. One proposal of each kind costs about as much as the paper's whole sweep here.
 SWEEPS = {"both": {"moves": 1, "laplace_moves": 1}, "laplace": {"moves": 0, "laplace_moves": 3}}
+#: The default suite checks ``"both"``, the two kinds of proposal the default sweep makes (a
+#: minute of sampling); the slow suite the Laplace proposals alone as well (as long again).
+CHECKED_SWEEPS = ["both", pytest.param("laplace", marks=pytest.mark.slow)]
 
 
 def fixed_model(k_max: int, sweep: str = "both") -> KernelGKM:
@@ -219,7 +222,7 @@ def assert_draws_independent(series: np.ndarray):
 # k_max = 3 (where the cap binds) is slow (33 s); k_max = 6 visits every active set by default.
 @pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("k_max", [6, pytest.param(3, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("sweep", list(SWEEPS))
+@pytest.mark.parametrize("sweep", CHECKED_SWEEPS)
 def test_rj_visits_each_active_set_with_its_exact_probability(exact, rj_fits, k_max, run, sweep):
     """Chi-square goodness of fit of the kept active sets to ``p(gamma | y)`` over every set with
     ``n_gamma <= k_max`` (64 or 42), at level :data:`LEVEL`, after checking that the kept draws
@@ -269,7 +272,7 @@ def z_scores(draws: np.ndarray, exact_values: np.ndarray) -> np.ndarray:
 # k_max = 3 is slow, as for the visits above.
 @pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("k_max", [6, pytest.param(3, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("sweep", list(SWEEPS))
+@pytest.mark.parametrize("sweep", CHECKED_SWEEPS)
 def test_rj_inclusion_probabilities_are_exact(exact, rj_fits, k_max, run, sweep):
     """Each ``p(gamma_j = 1 | y)`` and each ``p(n_gamma = k | y)`` within Monte Carlo error."""
     reference, fit = exact(k_max), rj_fits(k_max, run, sweep)
@@ -288,7 +291,7 @@ def test_rj_inclusion_probabilities_are_exact(exact, rj_fits, k_max, run, sweep)
 # k_max = 3 is slow, as for the visits above.
 @pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("k_max", [6, pytest.param(3, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("sweep", list(SWEEPS))
+@pytest.mark.parametrize("sweep", CHECKED_SWEEPS)
 def test_rj_predictive_is_the_exact_model_average(exact, rj_fits, k_max, run, sweep):
     """``fit.predict_proba`` at three new points is the mean of ``Phi(u + k*' beta)`` over the
     kept draws (section 3.3), and equals the exact ``sum_gamma p(gamma | y) P(y* = +1 | y,
