@@ -339,8 +339,9 @@ class Fit:
 
     def psis_moments(self, var_names=None) -> pd.DataFrame:
         """A variational fit's means and sds corrected by Pareto-smoothed importance sampling:
-        ``q``'s draws weighted by ``p / q`` (Yao et al. 2018), one row per scalar (ArviZ's
-        labels, ``"u[age]"``), for ``var_names`` (default all).
+        ``q``'s draws weighted by ``p / q`` (Yao et al. 2018; the draws weighed, the first
+        :data:`~bayesvm.vb.pareto.MAX_WEIGHED_DRAWS`), one row per scalar (ArviZ's labels,
+        ``"u[age]"``), for ``var_names`` (default all).
 
         Raises
         ------
@@ -370,7 +371,7 @@ class Fit:
         else:
             smoothed, _ = az.psislw(log_weights.copy())  # psislw shifts its argument in place
         weights = np.exp(smoothed - np.logaddexp.reduce(smoothed))
-        posterior = self.idata.posterior
+        posterior = self.idata.posterior.isel(draw=slice(0, log_weights.size))
         if var_names is not None:
             posterior = posterior[[var_names] if isinstance(var_names, str) else list(var_names)]
         rows, labeller = {}, BaseLabeller()

@@ -23,6 +23,7 @@ from bayesvm.models import (
 )
 from bayesvm.results import khat_threshold
 from bayesvm.vb.cavi import initial_state, make_cavi_step
+from bayesvm.vb.pareto import MAX_WEIGHED_DRAWS
 
 from conftest import simulate_logistic
 
@@ -338,6 +339,21 @@ def test_psis_moments_weigh_the_draws_by_their_smoothed_weights():
     np.testing.assert_allclose(moments["mean"].to_numpy(), weights @ u, rtol=1e-10)
     sd = np.sqrt(weights @ (u - weights @ u) ** 2)
     np.testing.assert_allclose(moments["sd"].to_numpy(), sd, rtol=1e-10)
+
+
+def test_a_fit_with_more_draws_weighs_its_first_ones():
+    """Past :data:`MAX_WEIGHED_DRAWS` each draw would cost a density evaluation and add nothing
+    the diagnostic needs: the first ones are weighed, and PSIS corrects those draws' moments
+    (``q`` exact here: their plain moments).
+    """
+    draws = MAX_WEIGHED_DRAWS + 500
+    fit = fit_quietly(MODELS["linear regression, fixed alpha"](), draws=draws)
+    assert fit.idata.posterior.sizes["draw"] == draws
+    log_weights = fit.idata["variational"]["log_weight"].to_numpy()
+    assert log_weights.size == MAX_WEIGHED_DRAWS and np.isfinite(log_weights).all()
+    assert fit.pareto_k == pytest.approx(0.0, abs=1e-12)
+    w = fit.idata.posterior["w"].to_numpy()[0, :MAX_WEIGHED_DRAWS]
+    np.testing.assert_allclose(fit.psis_moments(["w"])["mean"], w.mean(axis=0), rtol=1e-12)
 
 
 def test_psis_moments_are_refused_above_the_threshold():
