@@ -56,6 +56,7 @@ from bayesvm.models.block_model import BlockModel
 from bayesvm.models.kernels import mean_distance, rbf_kernel
 from bayesvm.models.linear_predictor import frame_to_arrays
 from bayesvm.models.links import (
+    central_tails,
     class_probabilities,
     draw_responses,
     gaussian_log_likelihood,
@@ -488,12 +489,11 @@ class KernelGKM(BlockModel):
         """
         if self.likelihood != "gaussian":
             return super().predictive_interval(fit, X_new)
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob must be in (0, 1); got {prob}")
+        tails = central_tails(prob)
         f = self._predictor_draws(fit, self.kernel_between(X_new), None)
         tau = self._noise_precision_draws(fit, f.shape[0])
         y = draw_responses(f, tau, np.random.default_rng(seed))
-        lower, upper = np.quantile(y, [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0], axis=0)
+        lower, upper = np.quantile(y, tails, axis=0)
         return lower, upper
 
     def _noise_precision_draws(self, fit, size: int) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from bayesvm.blocks import FixedPrecision, NormalGammaCoefficients
 from bayesvm.models.feature_model import FeatureModel
-from bayesvm.models.links import draw_responses, gaussian_log_likelihood
+from bayesvm.models.links import central_tails, draw_responses, gaussian_log_likelihood
 from bayesvm.models.validation import check_positive_finite, design_and_names, real_response
 
 __all__ = ["LinearRegression"]
@@ -150,9 +150,7 @@ class LinearRegression(FeatureModel):
         """
         from scipy.stats import t as student_t
 
-        if not 0.0 < prob < 1.0:
-            raise ValueError(f"prob must be in (0, 1); got {prob}")
-        tails = [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0]
+        tails = central_tails(prob)
         if fit.is_variational:
             mean, precision, dof = self.predictive(fit, X_new)
             lower, upper = (mean + student_t.ppf(q, dof) / np.sqrt(precision) for q in tails)

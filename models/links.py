@@ -15,6 +15,7 @@ __all__ = [
     "draw_labels",
     "gaussian_log_likelihood",
     "draw_responses",
+    "central_tails",
 ]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -75,3 +76,12 @@ def draw_responses(mean: np.ndarray, tau: np.ndarray, rng: np.random.Generator) 
     """
     noise_sd = 1.0 / np.sqrt(np.asarray(tau, dtype=float))
     return mean + noise_sd[:, None] * rng.standard_normal(mean.shape[::-1]).T
+
+
+def central_tails(prob: float) -> list[float]:
+    """The quantile levels ``[(1 - prob) / 2, (1 + prob) / 2]`` of a central ``prob``
+    interval; ``ValueError`` unless ``0 < prob < 1``.
+    """
+    if not 0.0 < prob < 1.0:
+        raise ValueError(f"prob must be in (0, 1); got {prob}")
+    return [(1.0 - prob) / 2.0, (1.0 + prob) / 2.0]
