@@ -182,13 +182,18 @@ def test_workers_do_not_change_results(quick_run, workers):
     pd.testing.assert_frame_equal(one[columns], expected.reset_index(drop=True))
 
 
-def test_cli_resume_skips_finished_splits(quick_run, tmp_path, monkeypatch):
-    out_dir, results = quick_run
-    for name in OUTPUT_FILES:
-        shutil.copy(out_dir / name, tmp_path / name)
+def test_cli_resume_skips_finished_splits(tmp_path, monkeypatch):
+    """With the LIBSVM baseline alone: each Bayesian method's own seed stream makes its rows
+    those of any run (``test_workers_do_not_change_results``).
+    """
+    out_dir, resumed = tmp_path / "whole", tmp_path / "resumed"
+    argv = ["reproduce", "cardiac", "--quick", "--methods", "svm"]
+    assert cli.main([*argv, "--out", str(out_dir)]) == 0
+    results = pd.read_csv(out_dir / "cardiac.csv")
+    shutil.copytree(out_dir, resumed)
     interrupted = results[results["split"] < 1].copy()
     interrupted.loc[:, "seconds"] = 12345.0  # kept as it is
-    interrupted.to_csv(tmp_path / "cardiac.csv", index=False)
+    interrupted.to_csv(resumed / "cardiac.csv", index=False)
     ran = []
 
     def recording_split_rows(**kwargs):
@@ -196,9 +201,9 @@ def test_cli_resume_skips_finished_splits(quick_run, tmp_path, monkeypatch):
         return split_rows(**kwargs)
 
     monkeypatch.setattr(cardiac, "split_rows", recording_split_rows)
-    assert cli.main(["reproduce", "cardiac", "--quick", "--resume", "--out", str(tmp_path)]) == 0
+    assert cli.main([*argv, "--resume", "--out", str(resumed)]) == 0
     assert ran == [1]
-    on_disk = pd.read_csv(tmp_path / "cardiac.csv")
+    on_disk = pd.read_csv(resumed / "cardiac.csv")
     columns = ["split", "method", "ber", "n_train"]
     pd.testing.assert_frame_equal(on_disk[columns], results[columns])
     assert (on_disk.loc[on_disk["split"] == 0, "seconds"] == 12345.0).all()
