@@ -24,7 +24,7 @@ from bayesvm.exceptions import (
     UnseenGroupWarning,
 )
 from bayesvm.formula import from_formula
-from bayesvm.model_comparison import compare_models
+from bayesvm.model_comparison import compare_models, loo
 from bayesvm.persistence import load
 from bayesvm.registry import fit, methods
 from bayesvm.results import Fit
@@ -44,6 +44,7 @@ __all__ = [
     "compare",
     "plot_compare",
     "compare_models",
+    "loo",
     "calibration_table",
     "brier_scores",
     "plot_calibration",

@@ -4,12 +4,14 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import logsumexp
 from scipy.stats import norm
 
 import bayesvm
 from bayesvm._arviz import arviz as az
+from bayesvm.model_comparison import FLAT_ROW_SPREAD
 from bayesvm.models import LinearRegression, LinearSVM, SpikeSlabSVM
 
 from conftest import simulate_logistic
@@ -84,8 +86,19 @@ def test_compare_models_ranks_the_fits_as_arviz_does(classifier_fits, ic):
         expected = az.compare({name: fit.idata for name, fit in classifier_fits.items()}, ic=ic)
     assert set(table.index) == set(classifier_fits)
     assert list(table.index) == list(expected.index)
-    np.testing.assert_allclose(table[f"elpd_{ic}"], expected[f"elpd_{ic}"], rtol=1e-12)
+    # LOO scores each flat row (log likelihood spread at most FLAT_ROW_SPREAD) by raw
+    # importance sampling where ArviZ smooths: each such row moves by at most its spread.
+    flat_spread = {name: flat_rows_spread(fit) for name, fit in classifier_fits.items()}
+    bound = pd.Series(flat_spread)[table.index] if ic == "loo" else 0.0
+    assert np.all(np.abs(table[f"elpd_{ic}"] - expected[f"elpd_{ic}"]) <= bound + 1e-9)
     assert table["rank"].tolist() == [0, 1, 2]
+
+
+def flat_rows_spread(fit) -> float:
+    """The summed spread across draws of the log likelihood's flat rows."""
+    log_likelihood = fit.idata.log_likelihood["y"].stack(sample=("chain", "draw")).to_numpy()
+    spread = np.ptp(log_likelihood, axis=1)
+    return float(spread[spread <= FLAT_ROW_SPREAD].sum())
 
 
 def test_compare_models_refuses_point_estimates_other_labels_and_a_single_fit(
@@ -105,3 +118,34 @@ def test_compare_models_refuses_point_estimates_other_labels_and_a_single_fit(
         bayesvm.compare_models({"ridge": ridge})
     with pytest.raises(ValueError, match="ic must be"):
         bayesvm.compare_models(classifier_fits, ic="aic")
+
+
+def test_loo_scores_rows_predicted_with_certainty_by_their_constant_log_likelihood():
+    """Ten rows far out on their own side (x = 40 y): the SVM predicts their labels with
+    probability 1 up to round-off in every draw, ArviZ 0.23's PSIS returns NaN for them (and so
+    an ``elpd_loo`` of NaN); :func:`bayesvm.loo` gives each such row its in-sample log
+    density, which every weighting of so flat a row leaves within ``FLAT_ROW_SPREAD``, and
+    k-hat 0, and keeps ArviZ's values for the other rows; ``compare_models`` ranks on it.
+    """
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(40) < 0.5, -1, 1)
+    X = rng.standard_normal((40, 2)) + [0.5, 0.0] * y[:, None]
+    X[:10, 0] = 40.0 * y[:10]
+    model = LinearSVM.from_arrays(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)  # short chains
+        fits = {"gibbs": gibbs(model, draws=200, tune=200), "vb": bayesvm.fit(model, "vb")}
+    log_likelihood = fits["gibbs"].idata.log_likelihood["y"].stack(sample=("chain", "draw"))
+    flat = np.ptp(log_likelihood.to_numpy(), axis=1) <= FLAT_ROW_SPREAD
+    in_sample = logsumexp(log_likelihood.to_numpy(), axis=1) - np.log(log_likelihood.shape[1])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto")
+        arviz_loo = az.loo(fits["gibbs"].idata, pointwise=True)
+        loo = bayesvm.loo(fits["gibbs"])
+        table = bayesvm.compare_models(fits)
+    assert flat[:10].all()
+    assert np.isfinite(loo.elpd_loo) and np.isfinite(table["elpd_loo"]).all()
+    np.testing.assert_array_less(np.abs(loo.loo_i[flat] - in_sample[flat]), FLAT_ROW_SPREAD)
+    assert np.all(loo.pareto_k[flat] == 0.0)
+    np.testing.assert_allclose(loo.loo_i[~flat], arviz_loo.loo_i[~flat], rtol=1e-12)
+    np.testing.assert_allclose(loo.elpd_loo, loo.loo_i.sum(), rtol=1e-12)
