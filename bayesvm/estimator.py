@@ -28,6 +28,8 @@ __all__ = ["BayesianSVC", "BayesianRegressor", "MODELS"]
 
 # Methods that draw a Markov chain and take ``draws``, ``tune``, ``chains`` and ``progressbar``.
 SAMPLING_METHODS = ("gibbs", "rj", "nuts")
+# Variational methods, whose ``draws`` are the draws from q stored as the posterior.
+VARIATIONAL_METHODS = ("vb", "svi")
 
 # Probabilities are ``1 - p`` and ``p`` in float64, so a class probability below machine epsilon
 # is round-off: flooring it there caps the log-odds at about +-36 instead of infinity.
@@ -81,7 +83,7 @@ def _fit_options(estimator) -> dict:
         options.update(
             draws=estimator.draws, tune=estimator.tune, chains=estimator.chains, progressbar=False
         )
-    elif estimator.method == "vb":
+    elif estimator.method in VARIATIONAL_METHODS:
         options.update(draws=estimator.draws)
     extra = {} if estimator.fit_options is None else estimator.fit_options
     if not isinstance(extra, dict):
@@ -141,7 +143,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         Further keyword arguments of :func:`bayesvm.fit` for ``method`` (e.g. ``{"starts":
         1}``, VB from the paper's start alone; ``{"thin": 5}`` for a sampler).
     draws : int
-        Posterior draws per chain (samplers) or draws from q (VB).
+        Posterior draws per chain (samplers) or draws from q (VB, SVI).
     chains, tune : int
         Chains and warm-up iterations per chain of the samplers ("gibbs", "rj", "nuts").
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None
@@ -254,16 +256,16 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             ensure_all_finite="allow-nan" if self.model == "missing" else True,
         )
         check_classification_targets(y)
-        groups = self._training_groups(groups, X.shape[0])
+        training_groups = self._training_groups(groups, X.shape[0])
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs 2 classes in y; got 1 class: {self.classes_[0]!r}"
             )
-        if self.classes_.size > 2:
+        if self.classes_.size > 2:  # the groups as given, so that each class knows if they were
             return self._fit_one_versus_rest(X, y, groups)
         self.fit_ = fit_model(
-            self._build_model(X, y, groups), method=self.method, **_fit_options(self)
+            self._build_model(X, y, training_groups), method=self.method, **_fit_options(self)
         )
         self.idata_ = self.fit_.idata
         self.n_iter_ = self.fit_.n_iter
