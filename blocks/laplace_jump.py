@@ -169,9 +169,11 @@ class LaplaceJump:
         """The :class:`_Candidate` at ``active`` (None where ``K_gamma,gamma`` is singular, a set
         the g-prior gives no density and the jumps never enter).
         """
-        kernel_factor = self.coefficients.active_factor(active)
-        if kernel_factor is None:
+        found = self.coefficients.active_factor(active)
+        if found is None:
             return None
+        positions, kernel_factor = found  # the set in the order of its factor
+        active, start = active[positions], np.concatenate([start[:1], start[1:][positions]])
         kernel = self.coefficients.kernel
         design = np.column_stack([np.ones(self.y.shape[0]), kernel[:, active]])
         prior_precision = np.zeros((active.size + 1, active.size + 1))
@@ -234,8 +236,8 @@ class LaplaceJump:
         current = stats[coefficients.name]
         eta, g = coefficients.precisions(stats)
         active = np.flatnonzero(current.inclusion)
-        theta = np.concatenate([[current.mean[0]], current.beta[active]])
-        state = self._candidate(active, theta, eta, g)
+        state = self._candidate(active, np.append(current.mean[0], current.beta[active]), eta, g)
+        theta = np.append(current.mean[0], current.beta[state.active])  # in the factor's order
         log_weight = self._log_weight(state, theta, eta, g)
         accepted = refreshed = 0
         for _ in range(self.moves):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import bayesvm
+from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky
 from bayesvm.blocks.kernel import _Gram, _KernelPrior, _Sum
 from bayesvm.drivers import run_mcmc
 from bayesvm.models import KernelGKM
@@ -139,3 +140,61 @@ def test_thinning_keeps_every_thin_th_sweep_after_burn_in():
             thin=0,
             progressbar=False,
         )
+
+
+def test_the_precision_factor_through_the_whitened_weights_is_its_cholesky(data):
+    """``diag(1, L) chol(Pw)`` of an active set is the lower Cholesky factor of ``P_AA =
+    [1, K_A]^T W [1, K_A] + diag(eta, g K_AA)``, with unit and with other weights.
+    """
+    X, y = data
+    theta = KernelGKM.from_arrays(X, y).coefficients
+    order = [0, 5, 3, 17, 8]
+    columns = theta.design[:, order]
+    prior = np.zeros((5, 5))
+    prior[0, 0], prior[1:, 1:] = 0.7, 2.0 * theta.kernel[np.ix_([4, 2, 16, 7], [4, 2, 16, 7])]
+    for weights in (None, np.random.default_rng(2).uniform(0.5, 2.0, 20)):
+        unit = np.ones(20) if weights is None else weights
+        precision = columns.T @ (unit[:, None] * columns) + prior
+        factor = theta._precision_cholesky(order, 0.7, 2.0, weights)
+        np.testing.assert_allclose(factor, np.tril(factor))
+        np.testing.assert_allclose(factor, np.linalg.cholesky(precision), rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::bayesvm.exceptions.ConvergenceWarning")
+def test_a_start_on_a_kernel_of_low_numerical_rank_does_not_break_the_first_sweep():
+    """Banana's first 200 training rows (two inputs): the dispersed start's ``K_AA`` is
+    singular to round-off in index order and ``P_AA`` had no Cholesky factor, so Gibbs broke
+    down at its first sweep; the start now keeps what complete pivoting admits and ``P_AA`` is
+    factored through the whitened weights.
+    """
+    X, y, splits = bayesvm.data.load_benchmark("banana")
+    train = splits[0][0][:200]
+    model = KernelGKM.from_arrays(X[train], y[train])
+    fit = bayesvm.fit(model, "gibbs", tune=1, draws=2, chains=2, seed=0, progressbar=False)
+    assert np.isfinite(fit.idata.posterior["beta"]).all()
+
+
+def test_an_active_set_singular_to_round_off_in_index_order_still_has_a_precision_factor():
+    """100 of banana's first 200 training points, each independent of those drawn before it
+    in ``K``: ``K_AA`` has a Schur complement of order 1e-14 in index order, where ``P_AA``
+    has no Cholesky factor in floating point; in :meth:`_order`'s pivoted order through the
+    whitened weights, ``L L^T`` is ``P_AA`` to round-off of ``P``'s size.
+    """
+    X, y, splits = bayesvm.data.load_benchmark("banana")
+    train = splits[0][0][:200]
+    theta = KernelGKM.from_arrays(X[train], y[train]).coefficients
+    factor = ActiveCholesky(theta.kernel, [])
+    for j in np.random.default_rng(1).permutation(200):
+        border, schur = factor.border(int(j))
+        if schur > PIVOT_TOL and len(factor.order) < 100:
+            factor.append(int(j), border, schur)
+    inclusion = np.zeros(200)
+    inclusion[factor.order] = 1.0
+    precision, _ = theta._matrices(16.0, 0.44)
+    in_index_order = [0, *(np.flatnonzero(inclusion) + 1)]
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(precision[np.ix_(in_index_order, in_index_order)])
+    order = theta._order(inclusion)
+    lower = theta._precision_cholesky(order, 16.0, 0.44)
+    dense = precision[np.ix_(order, order)]
+    assert np.abs(lower @ lower.T - dense).max() < 1e-12 * np.abs(dense).max()
