@@ -218,19 +218,29 @@ class BlockModel:
         """``point``'s canonical variables as float arrays of their posterior shapes; a
         ``ValueError`` names any that is missing or has the wrong shape.
         """
-        missing = [name for name in self.var_names if name not in point]
+        shapes = self._posterior_shapes
+        missing = [name for name in shapes if name not in point]
         if missing:
             raise ValueError(
                 f"the point lacks {', '.join(missing)} (variables: {', '.join(self.var_names)})"
             )
         values = {}
-        for name in self.var_names:
+        for name, shape in shapes.items():
             value = np.asarray(point[name], dtype=float)
-            shape = tuple(len(self.coords[dim]) for dim in self.dims.get(name, []))
             if value.shape != shape:
                 raise ValueError(f"{name} has shape {value.shape}; the model's is {shape}")
             values[name] = value
         return values
+
+    @cached_property
+    def _posterior_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Each canonical variable's shape in one draw, in :attr:`var_names`' order (read once:
+        :meth:`point_values` runs for every draw a fit weighs).
+        """
+        coords, dims = self.coords, self.dims
+        return {
+            name: tuple(len(coords[dim]) for dim in dims.get(name, [])) for name in self.var_names
+        }
 
     def pymc_log_jacobian(self, values) -> float:
         """``log`` of :meth:`to_pymc`'s density over :meth:`log_density`'s at PyMC's values
