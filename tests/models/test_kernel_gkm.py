@@ -505,10 +505,14 @@ BGKM_RUNS = {
 }
 
 
-# The probit likelihood's comparison is slow (18 s): the kernel blocks run under the hinge by
-# default, and both likelihoods' densities are proven equal to to_pymc()'s.
-@pytest.mark.parametrize("run", ["quick", pytest.param("long", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("likelihood", [pytest.param("probit", marks=pytest.mark.slow), "hinge"])
+# Slow (20-25 s each): by default the kernel coefficients' Gibbs update is checked against the
+# closed-form posterior of the kernel regression (tests/models/test_kernel_regression.py), the
+# hinge's augmentation by the linear SVMs' Gibbs against NUTS, the probit's update of ``s`` by
+# its exact invariance test below, and both likelihoods' densities are proven equal to
+# to_pymc()'s.
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["quick", "long"])
+@pytest.mark.parametrize("likelihood", ["probit", "hinge"])
 def test_bgkm_gibbs_and_nuts_agree_within_monte_carlo_error(likelihood, run):
     """Every vector active: the posterior means and sds of the intercept, ``f`` at three
     training points, three weights ``beta_j`` and (learned) ``log g`` and ``log eta`` agree
