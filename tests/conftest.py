@@ -180,23 +180,28 @@ def pytest_xdist_auto_num_workers(config):
 
 
 #: Test files by their measured time (``pytest --durations``), longest first. pytest-xdist hands
-#: out whole files (``--dist loadfile``) in collection order, so these go first: a long file
+#: out whole files (``--dist loadfile``) in collection order (``--no-loadscope-reorder``: by
+#: default it would order them by their number of tests), so these go first: a long file
 #: started last would leave the other cores idle while it runs.
 LONGEST_FILES = (
+    "test_estimator.py",
     "test_kernel_gkm.py",
+    "test_contract.py",
     "test_spike_slab.py",
-    "test_model_search.py",
-    "test_case_study_spam.py",
-    "test_gibbs_vs_nuts.py",
-    "test_case_study_cardiac.py",
-    "test_cli.py",
     "test_persistence.py",
     "test_readme.py",
+    "test_cli.py",
     "test_case_study_linlogit.py",
-    "test_runner.py",
+    "test_case_study_kernel.py",
+    "test_gibbs_vs_nuts.py",
+    "test_model_search.py",
+    "test_logistic_regression.py",
     "test_gp_svm.py",
+    "test_runner.py",
+    "test_linear_regression.py",
     "test_case_study_toenail.py",
-    "test_contract.py",
+    "test_case_study_cardiac.py",
+    "test_case_study_spam.py",
 )
 
 
