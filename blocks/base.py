@@ -129,6 +129,13 @@ class Block:
         """The statistics of :meth:`jump_step`, without its info."""
         return self.jump_step(params, rng, moves)[0]
 
+    def jump_moves(self, blocks: Mapping[str, Block]) -> list:
+        """Further moves a reversible-jump sweep makes right after :meth:`jump_step` (none
+        here), each with ``step(stats, rng) -> (statistics it changes by block name, info)``
+        and leaving the posterior invariant; ``blocks`` are the model's blocks by name.
+        """
+        return []
+
     # -- VB ---------------------------------------------------------------------------------
     def initial_stats(self, stats: Stats, start=None):
         """Expected statistics before the first update (``start``: an alternative start)."""

@@ -160,13 +160,10 @@ def jump(
     rng: np.random.Generator,
     settings: JumpSettings = DEFAULT_JUMPS,
 ) -> tuple[object, bool]:
-    """One birth, death or swap proposal (:func:`propose_change`); returns the (possibly new)
-    state and acceptance.
-
-    The acceptance probability is ``min(1, exp(log_ratio) L' / L)`` with ``L = p(data | A)``
-    (Zhang et al. section 3.2): birth ``min(1, L' p(k+1) d_{k+1} (m - k) / (L p(k) b_k (k +
-    1)))``, death ``min(1, L' p(k-1) b_{k-1} k / (L p(k) d_k (m - k + 1)))``, swap ``min(1, L' /
-    L)``.
+    """One birth, death or swap proposal (:func:`propose_change`, whose ``log_ratio`` gives the
+    prior and proposal factors); returns the (possibly new) state and acceptance. The
+    acceptance probability is ``min(1, exp(log_ratio) L' / L)`` with ``L = p(data | A)``, the
+    coefficients integrated out (Zhang et al. section 3.2).
     """
     change = propose_change(collapsed.order, switchable, log_prior, rng, settings)
     if change.out is None:

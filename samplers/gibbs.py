@@ -31,8 +31,7 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
 
     With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
     ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump_step`) instead of its Gibbs
-    update, followed by the moves its ``jump_moves(blocks)`` returns, where it has that method
-    (each ``step(stats, rng) -> (statistics by block name, info)``, e.g. the kernel model's
+    update, followed by its :meth:`~bayesvm.blocks.Block.jump_moves` (e.g. the kernel model's
     jumps with the probit's ``s`` integrated out, :mod:`bayesvm.blocks.laplace_jump`).
     Each block's :meth:`~bayesvm.blocks.Block.gibbs_moves` follow its update (e.g. the
     interweaving of a learned scale, :class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
@@ -45,7 +44,7 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     for position, block in enumerate(blocks):
         sweep.append(_block_update(block, jumps, moves))
         if jumps and "rj" in block.drivers:
-            sweep.extend(move.step for move in _jump_moves(block, by_name))
+            sweep.extend(move.step for move in block.jump_moves(by_name))
         following = blocks[position + 1].name if position + 1 < len(blocks) else None
         for move in block.gibbs_moves(by_name):
             sweep.append(lambda stats, rng, move=move: (move.update(stats, rng), {}))
@@ -71,14 +70,6 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
         return values
 
     return partial(dispersed_start, blocks), step, record
-
-
-def _jump_moves(block, by_name) -> list:
-    """The moves a block makes after its jumps (its ``jump_moves(blocks)``, where it has any),
-    each with ``step(stats, rng) -> (changed statistics by block name, info)``.
-    """
-    jump_moves = getattr(block, "jump_moves", None)
-    return [] if jump_moves is None else jump_moves(by_name)
 
 
 def _block_update(block, jumps: bool, moves: int | None):
