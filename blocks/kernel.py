@@ -58,6 +58,7 @@ from bayesvm.blocks.model_search import JumpSettings, jump
 from bayesvm.linalg import (
     cholesky_lower,
     cholesky_solve,
+    inverse_diagonal,
     log_det_from_cholesky,
     triangular_solve,
 )
@@ -319,11 +320,10 @@ class KernelCoefficients(Block):
         features, 200 rows) a start tested on ``K`` alone made ``P_gamma,gamma`` singular to
         round-off, and the first probit step broke down.
 
-        The start then keeps the leading vectors of its :meth:`pivoted_factor` whose Schur
-        complements exceed ``PIVOT_TOL`` of their diagonal entries, the test
-        :meth:`active_factor` makes of every set the Laplace moves enter: independent in the
-        order drawn is not independent in every order (on banana's 400 rows, starts of 116 to
-        121 vectors drawn so kept 114 to 120).
+        The start then keeps the leading vectors of its :meth:`pivoted_factor`, as many as
+        :meth:`active_factor` admits (the test of every set reversible jump enters):
+        independent in the order drawn is not independent in every order (on banana's 400
+        rows, starts of 116 to 121 vectors drawn so kept 114 to 120).
         """
         target = max(1, min(self.k_max, self.n) // 2)
         factor = ActiveCholesky(self.kernel, [])
@@ -338,12 +338,13 @@ class KernelCoefficients(Block):
                 gram.append(int(j) + 1, gram_border, gram_schur)
             if len(factor.order) == target:
                 break
-        positions, kernel_factor = self.pivoted_factor(np.asarray(factor.order, dtype=int))
+        positions, _ = self.pivoted_factor(np.asarray(factor.order, dtype=int))
         active = np.asarray(factor.order, dtype=int)[positions]
-        admitted = np.diag(kernel_factor) ** 2 > PIVOT_TOL * np.diag(self.kernel)[active]
-        kept = int(np.argmin(admitted)) if not admitted.all() else active.size
-        theta = rng.standard_normal(kept + 1)
-        return self.at_active(active[:kept], theta, kernel_factor[:kept, :kept].T @ theta[1:])
+        while (found := self.active_factor(active)) is None:
+            active = active[:-1]  # the last pivot: the vector nearest the others' span
+        active = active[found[0]]
+        theta = rng.standard_normal(active.size + 1)
+        return self.at_active(active, theta, found[1].T @ theta[1:])
 
     def sample(self, params: Drawn, rng) -> KernelStats:
         """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
@@ -437,7 +438,7 @@ class KernelCoefficients(Block):
         accepted = 0
         for _ in range(moves):
             collapsed, took = jump(
-                collapsed, self.switchable, self.log_prior, rng, self.jump_settings
+                collapsed, self.switchable, self.log_prior, rng, self.jump_settings, self._admits
             )
             accepted += took
         theta = collapsed.draw(rng)
@@ -448,6 +449,12 @@ class KernelCoefficients(Block):
         active = np.asarray(collapsed.order[1:], dtype=int) - 1
         info = {"accept_rate": accepted / max(moves, 1)}
         return self.at_active(active, theta, whitened), info
+
+    def _admits(self, order: list) -> bool:
+        """Whether the columns ``order`` of ``[1, K]`` (0 the intercept's) form a set that
+        :meth:`active_factor` admits, the support of the g-prior.
+        """
+        return self.active_factor(np.asarray(order[1:], dtype=int) - 1) is not None
 
     def jump_moves(self, blocks) -> list:
         """The reversible-jump sweep's moves after :meth:`jump_step`: :attr:`laplace_moves`
@@ -586,26 +593,37 @@ class KernelCoefficients(Block):
     def pivoted_factor(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(p, L)`` with ``L L^T = K[active[p], active[p]]``: Cholesky with complete pivoting
         (LAPACK ``dpstrf``), each step taking the vector with the largest Schur complement in
-        those before it. An active set that reversible jump enters is nonsingular in the order
-        its vectors joined, but its ``K_gamma,gamma`` can be singular to round-off in another:
-        on banana's 200 training rows, a dispersed start of 100 vectors, each more than
-        :data:`~bayesvm.blocks.active_set.PIVOT_TOL` from the span of those drawn before it,
-        has a Schur complement of 4e-14 in index order, and ``P_AA`` (condition 3e16) then no
-        Cholesky factor. A fresh factorisation of a set (:meth:`_order`, :meth:`active_factor`)
-        takes this order, in which a nearly dependent vector comes last.
+        those before it, so that a nearly dependent vector comes last. A set drawn one vector at
+        a time, each more than :data:`~bayesvm.blocks.active_set.PIVOT_TOL` from the span of
+        those before it, can be singular to round-off in another order: on banana's 200
+        training rows, a dispersed start of 100 vectors so drawn had a Schur complement of
+        4e-14 in index order, and ``P_AA`` (condition 3e16) then no Cholesky factor. A fresh
+        factorisation of a set (:meth:`_order`, :meth:`active_factor`) takes this order.
         """
         factor, pivots, _, _ = dpstrf(self.kernel[np.ix_(active, active)], lower=1)
         return pivots - 1, np.tril(factor)
 
     def active_factor(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`pivoted_factor` ``(p, chol(K[active[p], active[p]]))``, or None where a
-        vector's Schur complement in those before it is at most :data:`~bayesvm.blocks.
-        active_set.PIVOT_TOL` of its diagonal entry: such a set's (Moore-Penrose, section 2.2)
-        g-prior has no density on ``R^n_gamma``, and reversible jump never enters it.
+        """:meth:`pivoted_factor` ``(p, chol(K[active[p], active[p]]))``, or None where some
+        vector's Schur complement in all the others, ``1 / (K_gamma,gamma^-1)_jj``, is at most
+        :data:`~bayesvm.blocks.active_set.PIVOT_TOL` of its diagonal entry: the vector is in the
+        others' span to working precision, the set's (Moore-Penrose, section 2.2) g-prior has no
+        density on ``R^n_gamma``, and neither of reversible jump's moves enters it.
+
+        The test is one of the set, not of an order: a Schur complement in all the others does
+        not depend on the order of the factor, and it only grows when a vector leaves, so every
+        subset of an admitted set is admitted and a death is never refused for it. (Testing
+        each vector against those before it in one order admitted sets that another order
+        rejects: on banana's 400 rows, the birth-and-death moves entered sets whose
+        :meth:`pivoted_factor` the Laplace moves refused.)
         """
         positions, factor = self.pivoted_factor(active)
         diagonal = np.diag(self.kernel)[active[positions]]
-        return (positions, factor) if np.all(np.diag(factor) ** 2 > PIVOT_TOL * diagonal) else None
+        if not np.all(np.diag(factor) ** 2 > PIVOT_TOL * diagonal):
+            return None  # a pivot before the others' already vanishes
+        if active.size and not np.all(inverse_diagonal(factor) * diagonal < 1.0 / PIVOT_TOL):
+            return None  # 1 / (K^-1)_jj <= PIVOT_TOL K_jj
+        return positions, factor
 
     def log_density(self, stats) -> float:
         """``log p(gamma)`` (eq. 10; ``-inf`` beyond ``k_max``) and the point masses at

@@ -32,9 +32,10 @@ the refresh below uniformly ergodic (Mengersen & Tweedie 1996, Theorem 2.1). Eac
 followed by a refresh of ``theta`` at the current set, an independence proposal from
 ``q_gamma`` accepted with ``min(1, pi(gamma, theta') q_gamma(theta) / (pi(gamma, theta)
 q_gamma(theta')))``: it reuses the set's approximation, so it costs no Newton step. Each
-``q_gamma`` is a function of ``(gamma, g, eta)`` only: Newton starts from the current set's
-mode restricted to ``gamma'`` (to save iterations) and stops within :data:`NEWTON_TOL` of the
-mode, so the start changes ``q`` by less than a millionth of a standard deviation.
+``q_gamma`` is a function of ``(gamma, g, eta)`` only: it is made in the whitened
+coefficients of ``gamma``'s pivoted factor, and Newton starts from the current set's mode
+restricted to ``gamma'`` (to save iterations) or from 0 and stops within :data:`NEWTON_TOL` of
+the mode, so the start changes ``q`` by less than a millionth of a standard deviation.
 
 After the proposals, ``s`` is drawn from its complete conditional given the new ``f``, the
 truncated normals of Albert & Chib (1993). The proposals leave ``p(gamma, theta | y, g, eta)``
@@ -97,21 +98,29 @@ def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
     """Newton's method for the mode of ``sum_i log Phi(y_i c_i^T theta) - theta^T R theta / 2``
     from ``start``, halving steps that do not raise it enough (Armijo), and ``H = C^T W C + R``
     at the mode, with ``W = diag(lambda_i (lambda_i + z_i))``, ``z_i = y_i f_i``, ``lambda_i =
-    phi(z_i) / Phi(z_i)``: the probit's curvature, between 0 and 1.
+    phi(z_i) / Phi(z_i)``: the probit's curvature, between 0 and 1. Newton starts from
+    ``start`` or from 0, whichever the objective prefers (a start carried over from another
+    active set can put some ``|z_i|`` at 1e4 or more).
 
-    The objective is concave, so in exact arithmetic a short enough step along Newton's
-    direction always raises it. Where ``H`` is ill-conditioned (``g K_gamma,gamma`` close to
-    singular, ``cond H`` near ``1e11``) round-off can hold the decrement above
-    :data:`NEWTON_TOL` (at ``3e-12``, ``2e-6`` standard deviations from the mode, on the
-    scikit-learn checks' 20 points) while no step raises the objective: Newton then stops
-    there, at the mode to working precision.
+    Far in the tail (``z_i`` below about -1e3) ``lambda_i + z_i`` loses its digits to
+    cancellation and the computed curvature can leave ``[0, 1]``: it is clipped there, which
+    keeps ``H`` positive definite (every step an ascent direction; at the mode no ``z_i`` is
+    that far). The objective is concave, so in exact arithmetic a short enough step along
+    Newton's direction always raises it. Where ``H`` is ill-conditioned round-off can hold the
+    decrement above :data:`NEWTON_TOL` (at ``3e-12``, ``2e-6`` standard deviations from the
+    mode, on the scikit-learn checks' 20 points, with ``H`` in ``beta_gamma``'s coordinates)
+    while no step raises the objective: Newton then stops there, at the mode to working
+    precision.
     """
     theta = np.asarray(start, dtype=float)
     z, log_cdf, objective = _log_posterior(design, prior_precision, y, theta)
+    at_zero = _log_posterior(design, prior_precision, y, np.zeros_like(theta))
+    if at_zero[2] > objective:
+        theta, (z, log_cdf, objective) = np.zeros_like(theta), at_zero
     for _ in range(NEWTON_MAX_ITER):
         mills = np.exp(_log_mills(z, log_cdf))
         gradient = design.T @ (y * mills) - prior_precision @ theta
-        weights = mills * (mills + z)
+        weights = np.clip(mills * (mills + z), 0.0, 1.0)
         factor = cholesky_lower(design.T @ (weights[:, None] * design) + prior_precision)
         step = cholesky_solve(factor, gradient)
         decrement = float(gradient @ step)
@@ -131,15 +140,24 @@ def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
 
 
 class _Candidate(NamedTuple):
-    """An active set, its ``[1, K_gamma]``, ``chol(K_gamma,gamma)``, ``diag(eta, g
-    K_gamma,gamma)`` and the Laplace approximation there.
+    """An active set in the order of its factor, ``L = chol(K_gamma,gamma)``, the design ``[1,
+    K_:gamma L^-T]`` of the whitened coefficients ``(u, b = L^T beta_gamma)`` and the Laplace
+    approximation of their posterior.
     """
 
     active: np.ndarray
-    design: np.ndarray
     kernel_factor: np.ndarray
-    prior_precision: np.ndarray
+    design: np.ndarray
     laplace: ProbitLaplace
+
+    def whiten(self, theta: np.ndarray) -> np.ndarray:
+        """``(u, L^T beta_gamma)`` from ``theta = (u, beta_gamma)``."""
+        return np.concatenate([theta[:1], self.kernel_factor.T @ theta[1:]])
+
+    def unwhiten(self, whitened: np.ndarray) -> np.ndarray:
+        """``(u, beta_gamma) = (u, L^-T b)``."""
+        beta = triangular_solve(self.kernel_factor, whitened[1:], transpose=True)
+        return np.concatenate([whitened[:1], beta])
 
 
 class LaplaceJump:
@@ -166,33 +184,42 @@ class LaplaceJump:
         self.y = likelihood.y
 
     def _candidate(self, active: np.ndarray, start: np.ndarray, eta: float, g: float):
-        """The :class:`_Candidate` at ``active`` (None where ``K_gamma,gamma`` is singular, a set
-        the g-prior gives no density and the jumps never enter).
+        """The :class:`_Candidate` at ``active``, Newton started from ``start = (u,
+        beta_gamma)`` (None where :meth:`~bayesvm.blocks.kernel.KernelCoefficients.
+        active_factor` refuses the set, one the g-prior gives no density).
+
+        The approximation is made in the whitened coefficients, whose prior ``N(0, I / g)``
+        keeps ``H`` within ``g`` and ``g + lambda_max(K)`` of the intercept's: in ``beta_gamma``
+        it is ``K_gamma,gamma``'s condition times that, and a set admitted by a few digits (on
+        banana's 400 rows) has no Cholesky factor of ``H`` there. The weights ``pi / q`` are the
+        same in either coordinates (both densities change by one Jacobian).
         """
-        found = self.coefficients.active_factor(active)
+        order = np.argsort(active, kind="stable")  # the same factor whatever the proposal's order
+        found = self.coefficients.active_factor(active[order])
         if found is None:
             return None
-        positions, kernel_factor = found  # the set in the order of its factor
-        active, start = active[positions], np.concatenate([start[:1], start[1:][positions]])
+        positions, kernel_factor = found
+        active = active[order][positions]
+        beta_start = start[1:][order][positions]
         kernel = self.coefficients.kernel
-        design = np.column_stack([np.ones(self.y.shape[0]), kernel[:, active]])
-        prior_precision = np.zeros((active.size + 1, active.size + 1))
-        prior_precision[0, 0] = eta
-        prior_precision[1:, 1:] = g * kernel[np.ix_(active, active)]
-        laplace = probit_laplace(design, prior_precision, self.y, start)
-        return _Candidate(active, design, kernel_factor, prior_precision, laplace)
+        design = np.ones((self.y.shape[0], active.size + 1))
+        if active.size:
+            design[:, 1:] = triangular_solve(kernel_factor, kernel[active]).T
+        prior_precision = np.diag(np.concatenate([[eta], np.full(active.size, g)]))
+        whitened_start = np.concatenate([start[:1], kernel_factor.T @ beta_start])
+        laplace = probit_laplace(design, prior_precision, self.y, whitened_start)
+        return _Candidate(active, kernel_factor, design, laplace)
 
     def _log_target(self, candidate: _Candidate, theta: np.ndarray, eta: float, g: float):
-        """``log pi(gamma, theta) - log p(gamma)`` (module docstring): the prior of ``theta``
-        given ``gamma`` and the probit likelihood (:func:`~bayesvm.blocks.model_search.
-        propose_change`'s ratio holds that of ``p(gamma)``).
+        """``log pi(gamma, theta) - log p(gamma)`` (module docstring) in the whitened
+        coefficients ``theta = (u, b)``: ``N(u | 0, 1 / eta) N(b | 0, I / g)`` and the probit
+        likelihood (:func:`~bayesvm.blocks.model_search.propose_change`'s ratio holds that of
+        ``p(gamma)``).
         """
         k = candidate.active.size
-        whitened = candidate.kernel_factor.T @ theta[1:]
         log_prior = (
             0.5 * (np.log(eta) - eta * theta[0] ** 2)
-            + 0.5 * (k * np.log(g) - g * whitened @ whitened)
-            + float(np.sum(np.log(np.diag(candidate.kernel_factor))))
+            + 0.5 * (k * np.log(g) - g * theta[1:] @ theta[1:])
             - 0.5 * (k + 1) * LOG_2PI
         )
         return log_prior + float(np.sum(log_ndtr(self.y * (candidate.design @ theta))))
@@ -236,8 +263,11 @@ class LaplaceJump:
         current = stats[coefficients.name]
         eta, g = coefficients.precisions(stats)
         active = np.flatnonzero(current.inclusion)
-        state = self._candidate(active, np.append(current.mean[0], current.beta[active]), eta, g)
-        theta = np.append(current.mean[0], current.beta[state.active])  # in the factor's order
+        start = np.append(current.mean[0], current.beta[active])
+        state = self._candidate(active, start, eta, g)
+        if state is None:
+            raise np.linalg.LinAlgError("the current active set has a singular kernel block")
+        theta = state.whiten(np.append(current.mean[0], current.beta[state.active]))
         log_weight = self._log_weight(state, theta, eta, g)
         accepted = refreshed = 0
         for _ in range(self.moves):
@@ -249,7 +279,7 @@ class LaplaceJump:
                 coefficients.jump_settings,
             )
             keep = state.active != (-1 if change.out is None else change.out - 1)
-            start = state.laplace.mode[np.concatenate([[True], keep])]
+            start = state.unwhiten(state.laplace.mode)[np.concatenate([[True], keep])]
             proposed = state.active[keep]
             if change.into is not None:
                 proposed = np.append(proposed, change.into - 1)
@@ -266,7 +296,7 @@ class LaplaceJump:
             if _accept(new_log_weight - log_weight, rng):
                 theta, log_weight = new_theta, new_log_weight
                 refreshed += 1
-        value = coefficients.at_active(state.active, theta, state.kernel_factor.T @ theta[1:])
+        value = coefficients.at_active(state.active, state.unwhiten(theta), theta[1:])
         s = self.likelihood.sample((value.f_mean, 0.0), rng)
         info = {
             "laplace_accept_rate": accepted / max(self.moves, 1),

@@ -159,21 +159,30 @@ def jump(
     log_prior: Callable[[int], float],
     rng: np.random.Generator,
     settings: JumpSettings = DEFAULT_JUMPS,
+    admits: Callable[[list], bool] | None = None,
 ) -> tuple[object, bool]:
     """One birth, death or swap proposal (:func:`propose_change`, whose ``log_ratio`` gives the
     prior and proposal factors); returns the (possibly new) state and acceptance. The
     acceptance probability is ``min(1, exp(log_ratio) L' / L)`` with ``L = p(data | A)``, the
     coefficients integrated out (Zhang et al. section 3.2).
+
+    ``admits(order)``, where given, says whether the target has mass on the active columns
+    ``order``: a proposal outside is refused (its target density is 0), tested only once the
+    ratio would accept it.
     """
     change = propose_change(collapsed.order, switchable, log_prior, rng, settings)
     if change.out is None:
         gain, addition = collapsed.propose_addition(change.into)
-        if _accept(gain + change.log_ratio, rng):
+        if _accept(gain + change.log_ratio, rng) and _admitted(
+            admits, [*collapsed.order, change.into]
+        ):
             collapsed.add(addition)
             return collapsed, True
         return collapsed, False
     if change.into is None:
-        if _accept(collapsed.removal_gain(change.out) + change.log_ratio, rng):
+        if _accept(collapsed.removal_gain(change.out) + change.log_ratio, rng) and _admitted(
+            admits, [column for column in collapsed.order if column != change.out]
+        ):
             collapsed.remove(change.out)
             return collapsed, True
         return collapsed, False
@@ -181,7 +190,11 @@ def jump(
     proposal = collapsed.copy()
     proposal.remove(change.out)
     gain, addition = proposal.propose_addition(change.into)
-    if _accept(removal + gain, rng):
+    if _accept(removal + gain, rng) and _admitted(admits, [*proposal.order, change.into]):
         proposal.add(addition)
         return proposal, True
     return collapsed, False
+
+
+def _admitted(admits: Callable[[list], bool] | None, order: list) -> bool:
+    return admits is None or admits(order)
