@@ -156,6 +156,8 @@ class _Candidate(NamedTuple):
 
     def unwhiten(self, whitened: np.ndarray) -> np.ndarray:
         """``(u, beta_gamma) = (u, L^-T b)``."""
+        if not self.active.size:
+            return whitened
         beta = triangular_solve(self.kernel_factor, whitened[1:], transpose=True)
         return np.concatenate([whitened[:1], beta])
 
