@@ -74,8 +74,9 @@ def chain_starts(model, pymc_model, chains: int, rng: np.random.Generator):
     (the cardiac model's minor mode lies around ``u = 0``, ``x_mis = 0``): the first chain at
     VB's optimum (``q``'s means; where the model has VB), the others at the dispersed starts
     of Gibbs chains (the blocks' :meth:`~bayesvm.blocks.Block.initial_value`). Variables the
-    blocks do not map, and indicators, start where PyMC starts them; None for a model with
-    neither VB nor Gibbs.
+    blocks do not map, indicators, and values that are not finite (``q``'s mean of a variance
+    whose inverse-gamma factor has shape at most 1 is infinite: a random intercept over one
+    group) start where PyMC starts them; None for a model with neither VB nor Gibbs.
     """
     points = []
     if "vb" in model.drivers:
@@ -90,7 +91,11 @@ def chain_starts(model, pymc_model, chains: int, rng: np.random.Generator):
         return None
     free = {rv.name for rv in pymc_model.free_RVs if rv.type.dtype.startswith("float")}
     starts = [
-        {name: value for name, value in model.pymc_values(point).items() if name in free}
+        {
+            name: value
+            for name, value in model.pymc_values(point).items()
+            if name in free and np.all(np.isfinite(value))
+        }
         for point in points[:chains]
     ]
     return starts + [{}] * (chains - len(starts))

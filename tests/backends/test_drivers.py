@@ -101,3 +101,19 @@ def test_a_single_chain_is_judged_by_its_halves():
     for draws, expected in [(iid, True), (switching, False)]:
         idata = az.from_dict(posterior={"w": draws, "tau": np.exp(draws[..., 0])})
         assert mcmc_converged(idata) is expected
+
+
+def test_nuts_chain_starts_leave_infinite_values_to_pymc():
+    """Over one group, VB's ``q(sigma2_u)`` has shape 1 and an infinite mean: the first chain's
+    start leaves ``sigma2_u`` where PyMC starts it, and every value given is finite.
+    """
+    from bayesvm.estimator import MODELS
+    from bayesvm.samplers.nuts import chain_starts
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    y = np.where(X[:, 0] + rng.normal(size=12) > 0, 1, -1)
+    model = MODELS["random_intercept"](X, y, groups=np.zeros(12, dtype=int), sigma2_beta=100.0)
+    starts = chain_starts(model, model.to_pymc(), 2, rng)
+    assert "sigma2_u_log__" not in starts[0] and "beta" in starts[0]
+    assert all(np.all(np.isfinite(value)) for start in starts for value in start.values())
