@@ -4,36 +4,34 @@
 >>> from bayesvm.models import LinearSVM
 >>> fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=0.5), method="vb")  # doctest: +SKIP
 
-``import bayesvm`` loads NumPy, SciPy and bayesvm's own code only: ArviZ (with xarray, pandas
-and matplotlib), scikit-learn, PyMC, dask and formulae are imported by the first call that
-needs them.
+``import bayesvm`` loads NumPy and the package's front door only: each public name's module is
+imported on its first use, and ArviZ (with xarray, pandas and matplotlib), scikit-learn, PyMC,
+dask and formulae by the first call that needs them.
 """
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING
 
-from bayesvm import (  # noqa: F401  (register the backends)
-    samplers,
-    vb,
-)
-from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
-from bayesvm.compare import compare, plot_compare
-from bayesvm.exceptions import (
-    IdentifiabilityWarning,
-    NumericalBreakdownError,
-    UnseenGroupWarning,
-)
-from bayesvm.formula import from_formula
-from bayesvm.model_comparison import compare_models, loo
-from bayesvm.persistence import load
-from bayesvm.registry import fit, methods
-from bayesvm.results import Fit
-from bayesvm.system_info import info
 from bayesvm.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
+    from bayesvm.compare import compare, plot_compare
     from bayesvm.estimator import BayesianRegressor, BayesianSVC
-    from bayesvm.exceptions import ConvergenceWarning
+    from bayesvm.exceptions import (
+        ConvergenceWarning,
+        IdentifiabilityWarning,
+        NumericalBreakdownError,
+        UnseenGroupWarning,
+    )
+    from bayesvm.formula import from_formula
+    from bayesvm.model_comparison import compare_models, loo
+    from bayesvm.persistence import load
+    from bayesvm.registry import fit, methods
+    from bayesvm.results import Fit
+    from bayesvm.system_info import info
 
 __all__ = [
     "fit",
@@ -57,25 +55,59 @@ __all__ = [
     "info",
 ]
 
-# Public names whose classes derive from scikit-learn's (0.3 s to import): the module that
-# defines each is imported on the name's first use (PEP 562).
-_FROM_SKLEARN = {
+# Each public name's module, imported on the name's first use (PEP 562): ``import bayesvm``
+# itself loads no SciPy (0.35 s, most of it SciPy's array-API layer) and none of bayesvm's
+# models, so that the command line and a script that only asks the version start at once.
+# The first ``bayesvm.fit`` or ``bayesvm.methods`` loads the inference methods (the registry).
+_MODULES = {
+    "fit": "bayesvm.registry",
+    "methods": "bayesvm.registry",
+    "from_formula": "bayesvm.formula",
+    "Fit": "bayesvm.results",
+    "load": "bayesvm.persistence",
+    "compare": "bayesvm.compare",
+    "plot_compare": "bayesvm.compare",
+    "compare_models": "bayesvm.model_comparison",
+    "loo": "bayesvm.model_comparison",
+    "calibration_table": "bayesvm.calibration",
+    "brier_scores": "bayesvm.calibration",
+    "plot_calibration": "bayesvm.calibration",
     "BayesianSVC": "bayesvm.estimator",
     "BayesianRegressor": "bayesvm.estimator",
     "ConvergenceWarning": "bayesvm.exceptions",
+    "IdentifiabilityWarning": "bayesvm.exceptions",
+    "UnseenGroupWarning": "bayesvm.exceptions",
+    "NumericalBreakdownError": "bayesvm.exceptions",
+    "info": "bayesvm.system_info",
 }
-# Subpackages that ``import bayesvm`` does not load (the data loaders import pandas, 0.1 s):
-# ``bayesvm.data.load_heart()`` imports them on first use (PEP 562).
-_SUBPACKAGES = ("data", "case_studies")
+# Subpackages, also imported on first use (``bayesvm.data.load_heart()``).
+_SUBPACKAGES = ("data", "case_studies", "models", "samplers", "vb", "blocks")
 
 
 def __getattr__(name: str):
-    if name in _FROM_SKLEARN:
-        return getattr(importlib.import_module(_FROM_SKLEARN[name]), name)
+    if name in _MODULES:
+        value = getattr(importlib.import_module(_MODULES[name]), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_SKLEARN, *_SUBPACKAGES])
+    return sorted({*globals(), *_MODULES, *_SUBPACKAGES})
+
+
+class _Package(types.ModuleType):
+    """The package, whose public names stay what ``_MODULES`` says: importing a submodule
+    binds it on its package, which would make ``bayesvm.compare`` the module
+    ``bayesvm.compare`` rather than its function ``compare`` once anything imports that module.
+    """
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _MODULES and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import numbers
 import time
@@ -64,9 +65,22 @@ def block_driver(driver: str, learned: bool | None = None) -> Callable[[object],
     return supports
 
 
+#: The packages whose modules register the backends (:func:`register`), imported by name on the
+#: first look-up, as a plugin registry reads its entry points: they sit a floor above the
+#: registry (``docs/guide/layout.md``), and ``import bayesvm`` loads none of them.
+BACKEND_PACKAGES = ("bayesvm.samplers", "bayesvm.vb")
+
+
+def _backends() -> list[Backend]:
+    """Every registered backend, once :data:`BACKEND_PACKAGES` are imported."""
+    for package in BACKEND_PACKAGES:
+        importlib.import_module(package)
+    return _BACKENDS
+
+
 def methods(model) -> list[str]:
     """The methods that can fit ``model``, e.g. ``["vb", "gibbs", "nuts"]``."""
-    return [backend.method for backend in _BACKENDS if backend.supports(model)]
+    return [backend.method for backend in _backends() if backend.supports(model)]
 
 
 #: The seed of a fit given none: the same call gives the same numbers.
@@ -152,7 +166,7 @@ def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBrea
 
 
 def _backend_for(model, method: str) -> Backend:
-    for backend in _BACKENDS:
+    for backend in _backends():
         if backend.method == method and backend.supports(model):
             return backend
     known = sorted({backend.method for backend in _BACKENDS})

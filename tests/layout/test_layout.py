@@ -147,7 +147,7 @@ def test_the_reader_finds_every_room_and_the_imports_between_them():
     assert {"blocks", "models", "samplers", "vb", "case_studies", "data", "bench"} <= rooms
     assert "bayesvm.blocks.base" in GRAPH["bayesvm.blocks.coefficients"]
     assert "bayesvm.fit_file" in GRAPH["bayesvm.results"]  # imported inside Fit.to_netcdf
-    assert {"bayesvm.samplers", "bayesvm.vb"} <= GRAPH["bayesvm"]
+    assert "bayesvm.version" in GRAPH["bayesvm"]
 
 
 def test_cycles_are_found_where_they_are():
