@@ -24,7 +24,6 @@ from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_checks
 from bayesvm.samplers.gibbs import make_gibbs_kernel
-from bayesvm.vb.cavi import fit_vb
 
 __all__ = ["fit_nuts", "step_methods", "chain_starts", "NUTS_SAMPLERS"]
 
@@ -78,6 +77,9 @@ def chain_starts(model, pymc_model, chains: int, rng: np.random.Generator):
     whose inverse-gamma factor has shape at most 1 is infinite: a random intercept over one
     group) start where PyMC starts them; None for a model with neither VB nor Gibbs.
     """
+    # Imported here: bayesvm.vb imports the samplers' mode masses, and so bayesvm.samplers.
+    from bayesvm.vb.cavi import fit_vb
+
     points = []
     if "vb" in model.drivers:
         optimum = fit_vb(model, starts=1, draws=1, progressbar=False).optima.isel(optimum=0)

@@ -62,6 +62,15 @@ def test_a_submodule_named_as_its_function_leaves_the_function_public():
     assert result.stdout.split() == ["True", "bayesvm.registry"]
 
 
+@pytest.mark.parametrize("first", ["bayesvm.vb.pareto", "bayesvm.samplers.nuts"])
+def test_each_backend_package_imports_first(first):
+    """``import bayesvm`` no longer loads the inference methods in a fixed order, so each of
+    their packages must import first in a fresh interpreter (the two import each other's
+    modules).
+    """
+    assert run_python(f"import {first}").returncode == 0
+
+
 def test_every_public_name_resolves():
     for name in bayesvm.__all__:
         assert getattr(bayesvm, name) is not None, name
