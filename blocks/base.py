@@ -26,7 +26,8 @@ log densities with the latent blocks integrated out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
@@ -267,6 +268,12 @@ class Block:
         if self.var_names:
             raise NotImplementedError(f"{type(self).__name__} gives no statistics at a point")
         return None
+
+    def batched(self, points: Sequence[Mapping[str, np.ndarray]]) -> AbstractContextManager:
+        """A context in which :meth:`point_stats` at each of ``points`` may reuse work done for
+        all of them at once (:meth:`bayesvm.models.BlockModel.log_densities`): none here.
+        """
+        return nullcontext()
 
     def log_jacobian(self, stats: Stats) -> float:
         """``log |dm / dr|`` from the reported variables ``r`` to the parameterisation ``m`` in

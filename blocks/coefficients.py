@@ -17,6 +17,8 @@ moments, and the mean and variance of the linear predictor ``f = C theta``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -257,8 +259,35 @@ class GaussianCoefficients(Block):
 
     # -- the model's density -----------------------------------------------------------------
     def point_stats(self, point, stats) -> CoefficientStats:
-        """Statistics at the segments' values in ``point``."""
-        return self.at(np.concatenate([np.atleast_1d(point[s.name]) for s in self.segments]))
+        """Statistics at the segments' values in ``point`` (the linear predictor from
+        :meth:`batched`'s products where it holds this value).
+        """
+        theta = self._theta(point)
+        predictor = self._predictors.get(theta.tobytes())
+        if predictor is None:
+            return self.at(theta)
+        return CoefficientStats(theta, theta**2, predictor, 0.0)
+
+    def _theta(self, point) -> np.ndarray:
+        """The coefficients at the canonical values ``point``: its segments', joined."""
+        return np.concatenate([np.atleast_1d(point[s.name]) for s in self.segments])
+
+    _predictors: dict = {}
+
+    @contextmanager
+    def batched(self, points) -> Iterator[None]:
+        """The linear predictors of all ``points`` in one matrix product: ``C theta`` for one
+        ``theta`` streams all of ``C`` from memory for ``2 n K`` flops (at n = 1e5, K = 100,
+        11 ms each, most of a VB fit's time when it weighs its draws for k-hat); for a block of
+        draws it is a matrix product at the BLAS's full rate.
+        """
+        thetas = np.stack([self._theta(point) for point in points])
+        products = self.design.predictor(thetas)
+        self._predictors = {theta.tobytes(): f for theta, f in zip(thetas, products, strict=True)}
+        try:
+            yield
+        finally:
+            del self._predictors
 
     # -- PyMC -------------------------------------------------------------------------------
     def to_pymc(self, variables: dict, noncentered: bool = False) -> None:

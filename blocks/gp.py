@@ -163,13 +163,14 @@ class GPValues(GaussianCoefficients):
         return transform.T @ precision @ transform, transform.T @ linear
 
     # -- the model's density (full GP) ------------------------------------------------------
-    def point_stats(self, point, stats) -> CoefficientStats:
-        """Statistics at the GP values ``u`` (``f`` of eq. 5): ``v = L^-1 u``. With inducing
-        points the bound (8) is no model's posterior, which has no density.
+    def _theta(self, point) -> np.ndarray:
+        """The whitened values ``v = L^-1 u`` at the GP values ``u`` (``f`` of eq. 5), whose
+        statistics are :meth:`point_stats`. With inducing points the bound (8) is no model's
+        posterior, which has no density.
         """
         if not self.exact:
             raise ValueError("with inducing points the bound (8) is no model: it has no density")
-        return self.at(triangular_solve(self.whitening, point[self.var_name]))
+        return triangular_solve(self.whitening, point[self.var_name])
 
     @property
     def log_det_whitening(self) -> float:

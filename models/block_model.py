@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from functools import cached_property
 
 import numpy as np
@@ -11,6 +12,10 @@ from bayesvm.models.links import draw_labels
 from bayesvm.models.validation import prediction_inputs
 
 __all__ = ["BlockModel"]
+
+
+#: Bytes of the linear predictors :meth:`BlockModel.log_densities` computes at once.
+BATCH_BYTES = 32 << 20
 
 
 class BlockModel:
@@ -170,6 +175,26 @@ class BlockModel:
         return float(
             sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
         )
+
+    def log_densities(self, draws: dict[str, np.ndarray]) -> np.ndarray:
+        """:meth:`log_density` of each draw of ``draws`` (name to an array whose first axis is
+        the draw), in blocks of draws whose linear predictors take one matrix product each
+        (:meth:`~bayesvm.blocks.Block.batched`), as many draws at a time as keep one linear
+        predictor per draw within :data:`BATCH_BYTES`.
+        """
+        size = next(iter(draws.values())).shape[0]
+        points = [{name: value[s] for name, value in draws.items()} for s in range(size)]
+        per_block = max(1, BATCH_BYTES // (8 * self.n_samples))
+        log_p = np.empty(size)
+        for start in range(0, size, per_block):
+            block_points = points[start : start + per_block]
+            with ExitStack() as stack:
+                values = [self.point_values(point) for point in block_points]
+                for block in self.blocks:
+                    stack.enter_context(block.batched(values))
+                for s, point in enumerate(block_points, start):
+                    log_p[s] = self.log_density(point)
+        return log_p
 
     def stats_at(self, point, rng: np.random.Generator | None = None) -> dict:
         """Every block's statistics at the canonical values ``point``

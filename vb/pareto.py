@@ -119,9 +119,7 @@ def check_q(model, fitted, posterior: dict) -> QCheck:
     log_q = np.zeros(size)
     for block, params in fitted:
         log_q += block.q_log_density(params, draws)
-    log_p = np.array(
-        [model.log_density({name: value[s] for name, value in draws.items()}) for s in range(size)]
-    )
+    log_p = model.log_densities(draws)
     log_weights = log_p - log_q
     magnitude = 1.0 + np.max(np.abs(log_p[np.isfinite(log_p)]), initial=0.0)
     magnitude += np.max(np.abs(log_q))
