@@ -262,7 +262,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} needs 2 classes in y; got 1 class: {self.classes_[0]!r}"
             )
-        if self.classes_.size > 2:  # the groups as given, so that each class knows if they were
+        if self.classes_.size > 2:  # each class's fit checks the groups as given
             return self._fit_one_versus_rest(X, y, groups)
         self.fit_ = fit_model(
             self._build_model(X, y, training_groups), method=self.method, **_fit_options(self)

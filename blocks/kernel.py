@@ -416,15 +416,23 @@ class KernelCoefficients(Block):
         """
         kernel_factor = self._prior_factor(order, eta, g)[1:, 1:] / np.sqrt(g)  # L
         active = np.asarray(order[1:], dtype=int) - 1
-        features = np.ones((self.n, len(order)))  # [1, Psi]
-        if active.size:
-            features[:, 1:] = triangular_solve(kernel_factor, self.kernel[active]).T
+        features = self.whitened_design(active, kernel_factor)
         weighted = features if weights is None else weights[:, None] * features
         whitened = features.T @ weighted
         whitened[np.diag_indices_from(whitened)] += np.concatenate([[eta], np.full(active.size, g)])
         to_beta = np.eye(len(order))  # diag(1, L)
         to_beta[1:, 1:] = kernel_factor
         return to_beta @ cholesky_lower(whitened)
+
+    def whitened_design(self, active: np.ndarray, kernel_factor: np.ndarray) -> np.ndarray:
+        """``[1, Psi]``, ``Psi = K_:A L^-T`` with ``L = chol(K_AA)`` (``kernel_factor``, in the
+        order of ``active``): the design of the whitened weights ``b = L^T beta_gamma`` (eq. 7),
+        whose prior is ``N(0, I / g)``.
+        """
+        design = np.ones((self.n, active.size + 1))
+        if active.size:
+            design[:, 1:] = triangular_solve(kernel_factor, self.kernel[active]).T
+        return design
 
     def jump_step(self, params: Drawn, rng, moves: int | None = None) -> tuple:
         """``moves`` birth / death / swap proposals (default :attr:`moves`), then

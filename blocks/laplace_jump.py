@@ -203,10 +203,7 @@ class LaplaceJump:
         positions, kernel_factor = found
         active = active[order][positions]
         beta_start = start[1:][order][positions]
-        kernel = self.coefficients.kernel
-        design = np.ones((self.y.shape[0], active.size + 1))
-        if active.size:
-            design[:, 1:] = triangular_solve(kernel_factor, kernel[active]).T
+        design = self.coefficients.whitened_design(active, kernel_factor)
         prior_precision = np.diag(np.concatenate([[eta], np.full(active.size, g)]))
         whitened_start = np.concatenate([start[:1], kernel_factor.T @ beta_start])
         laplace = probit_laplace(design, prior_precision, self.y, whitened_start)

@@ -171,7 +171,11 @@ class BlockModel:
         states the same density in PyMC's variables (shown equal up to a constant for every
         model by the test suite, with :meth:`pymc_log_jacobian`).
         """
-        stats = self.stats_at(point)
+        return self._log_density_of(self.point_values(point))
+
+    def _log_density_of(self, values: dict[str, np.ndarray]) -> float:
+        """:meth:`log_density` at values :meth:`point_values` has checked."""
+        stats = self._stats_of(values)
         return float(
             sum(block.log_density(stats) + block.log_jacobian(stats) for block in self.blocks)
         )
@@ -183,17 +187,19 @@ class BlockModel:
         predictor per draw within :data:`BATCH_BYTES`.
         """
         size = next(iter(draws.values())).shape[0]
-        points = [{name: value[s] for name, value in draws.items()} for s in range(size)]
+        values = [
+            self.point_values({name: value[s] for name, value in draws.items()})
+            for s in range(size)
+        ]
         per_block = max(1, BATCH_BYTES // (8 * self.n_samples))
         log_p = np.empty(size)
         for start in range(0, size, per_block):
-            block_points = points[start : start + per_block]
+            block_values = values[start : start + per_block]
             with ExitStack() as stack:
-                values = [self.point_values(point) for point in block_points]
                 for block in self.blocks:
-                    stack.enter_context(block.batched(values))
-                for s, point in enumerate(block_points, start):
-                    log_p[s] = self.log_density(point)
+                    stack.enter_context(block.batched(block_values))
+                for s, point in enumerate(block_values, start):
+                    log_p[s] = self._log_density_of(point)
         return log_p
 
     def stats_at(self, point, rng: np.random.Generator | None = None) -> dict:
@@ -201,7 +207,10 @@ class BlockModel:
         (:meth:`~bayesvm.blocks.Block.point_stats`), in visiting order; an augmentation has
         none (None), or with ``rng`` a dispersed value given the others (a start of VB).
         """
-        values = self.point_values(point)
+        return self._stats_of(self.point_values(point), rng)
+
+    def _stats_of(self, values: dict, rng: np.random.Generator | None = None) -> dict:
+        """:meth:`stats_at` at values :meth:`point_values` has checked."""
         stats: dict = {}
         for block in self.blocks:
             stats[block.name] = block.point_stats(values, stats)
