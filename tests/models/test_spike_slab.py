@@ -16,6 +16,7 @@ from bayesvm.samplers.nuts import fit_nuts, step_methods
 
 from conftest import (
     NUTS_CORES,
+    NUTS_LAYOUT_ONLY,
     SAMPLER_RUNS,
     assert_fits_agree,
     separable,
@@ -92,9 +93,8 @@ def small_fits():
                     **nuts_options,
                 )
             elif sampler == "nuts-short":  # the layout alone
-                fit = fit_quietly(
-                    make(X_SMALL, Y_SMALL), "nuts", chains=1, draws=20, tune=20, **nuts_options
-                )
+                options = {**NUTS_LAYOUT_ONLY, **nuts_options}
+                fit = fit_quietly(make(X_SMALL, Y_SMALL), "nuts", **options)
             else:
                 method, update = SAMPLERS[sampler]
                 model = make(X_SMALL, Y_SMALL, update)
