@@ -274,7 +274,8 @@ def assert_samplers_agree(model, nuts_options=None, run: str = "quick", gibbs_dr
 
 @pytest.fixture(scope="session")
 def svm_fits_by_method():
-    """A fixed-penalty LinearSVM on 60 points fitted by VB, Gibbs and NUTS (short chains)."""
+    """A fixed-penalty LinearSVM on 60 points fitted by VB, Gibbs and NUTS (short chains, NUTS's
+    compiled for its layout only: the tests read shapes, files and each draw's predictions)."""
     import warnings
 
     from bayesvm.models import LinearSVM
@@ -284,7 +285,7 @@ def svm_fits_by_method():
     options = {
         "vb": {},
         "gibbs": {"chains": 2, "draws": 300, "tune": 100, "progressbar": False},
-        "nuts": {"chains": 1, "draws": 200, "tune": 200, "progressbar": False},
+        "nuts": {**NUTS_LAYOUT_ONLY, "progressbar": False},
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)  # short chains

@@ -25,7 +25,7 @@ from bayesvm.models import (
     MixedSVM,
 )
 
-from conftest import simulate_logistic
+from conftest import NUTS_LAYOUT_ONLY, simulate_logistic
 
 X, Y = simulate_logistic(60, 3, seed=3)
 X_NEW = np.random.default_rng(1).standard_normal((15, 3))
@@ -41,7 +41,12 @@ CASES = {
     "ridge-alpha-vb": (lambda: LinearSVM.from_arrays(X, Y, alpha=0.5), "vb", {}, {}),
     "ridge-alpha-em": (lambda: LinearSVM.from_arrays(X, Y, alpha=0.5), "em", {}, {}),
     "ridge-alpha-gibbs": (lambda: LinearSVM.from_arrays(X, Y, alpha=0.5), "gibbs", MCMC, {}),
-    "ridge-alpha-nuts": (lambda: LinearSVM.from_arrays(X, Y, alpha=0.5), "nuts", MCMC, {}),
+    "ridge-alpha-nuts": (
+        lambda: LinearSVM.from_arrays(X, Y, alpha=0.5),
+        "nuts",
+        {**NUTS_LAYOUT_ONLY, "progressbar": False},
+        {},
+    ),
     "ridge-nu-vb": (lambda: LinearSVM.from_arrays(X, Y), "vb", {}, {}),
     "ridge-nu-ecme": (lambda: LinearSVM.from_arrays(X, Y), "ecme", {}, {}),
     "lasso-alpha-em": (lambda: LinearSVM.from_arrays(X, Y, prior="lasso", alpha=0.5), "em", {}, {}),
