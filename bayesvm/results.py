@@ -505,7 +505,7 @@ class Fit:
             return az.summary(
                 self.idata, var_names, stat_funcs=stat_funcs, extend=False, round_to="none"
             )
-        kind = "all" if self.kind == "mcmc" else "stats"
+        kind = kwargs.pop("kind", "all" if self.kind == "mcmc" else "stats")
         if self.kind == "mcmc" or kwargs.get("fmt", "wide") != "wide":
             with quiet_arviz_log():
                 return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)

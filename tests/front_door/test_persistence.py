@@ -241,6 +241,16 @@ def test_summary_and_compare_match(round_trip):
     )
 
 
+@pytest.mark.parametrize("method", ["vb", "gibbs"])
+def test_summary_takes_arviz_kind(svm_fits_by_method, method):
+    """``kind`` chooses ArviZ's columns, as in ``arviz.summary``, for every kind of fit."""
+    fit = svm_fits_by_method[2][method]
+    diagnostics = fit.summary(kind="diagnostics")
+    assert "r_hat" in diagnostics.columns and "mean" not in diagnostics.columns
+    stats = fit.summary(kind="stats")
+    assert "mean" in stats.columns and "r_hat" not in stats.columns
+
+
 def test_data_arrays_are_stored_once(round_trip):
     original, _, _, path = round_trip
     stored = xr.load_dataset(path, group="model", engine="h5netcdf")
