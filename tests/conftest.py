@@ -224,7 +224,9 @@ NUTS_CORES = (
 #: A NUTS fit that a test reads for its layout (names, dims, groups, step methods), not its
 #: numbers: 20 + 20 draws, compiled in PyTensor's FAST_COMPILE mode (no graph rewrites, no C
 #: code: on a fresh compile cache the spike-and-slab model's compound step took 9.5 s instead of
-#: 28 s, the missing-data model's NUTS 23 s instead of 48 s).
+#: 28 s, the missing-data model's NUTS 23 s instead of 48 s). In the whole suite on a fresh
+#: cache the statistical tests' fits then compile the C modules these would have: the files
+#: using it are faster, the suite's total about the same.
 NUTS_LAYOUT_ONLY = {
     "chains": 1,
     "draws": 20,
@@ -274,8 +276,9 @@ def assert_samplers_agree(model, nuts_options=None, run: str = "quick", gibbs_dr
 
 @pytest.fixture(scope="session")
 def svm_fits_by_method():
-    """A fixed-penalty LinearSVM on 60 points fitted by VB, Gibbs and NUTS (short chains, NUTS's
-    compiled for its layout only: the tests read shapes, files and each draw's predictions)."""
+    """A fixed-penalty LinearSVM on 60 points fitted by VB, Gibbs and NUTS (short chains; the
+    NUTS fit is :data:`NUTS_LAYOUT_ONLY`: the tests read shapes, files and each draw's
+    predictions)."""
     import warnings
 
     from bayesvm.models import LinearSVM
