@@ -232,6 +232,7 @@ NUTS_LAYOUT_ONLY = {
     "draws": 20,
     "tune": 20,
     "compile_kwargs": {"mode": "FAST_COMPILE"},
+    "progressbar": False,
 }
 
 #: Chain lengths of :func:`assert_samplers_agree`, ``(gibbs, nuts)``: the default suite's
@@ -288,7 +289,7 @@ def svm_fits_by_method():
     options = {
         "vb": {},
         "gibbs": {"chains": 2, "draws": 300, "tune": 100, "progressbar": False},
-        "nuts": {**NUTS_LAYOUT_ONLY, "progressbar": False},
+        "nuts": NUTS_LAYOUT_ONLY,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)  # short chains

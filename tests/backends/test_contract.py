@@ -23,7 +23,7 @@ MISSING = np.random.default_rng(12).random(X.shape) < 0.1
 FAST = {
     "vb": {},
     "gibbs": {"draws": 200, "tune": 100, "chains": 2, "progressbar": False},
-    "nuts": {**NUTS_LAYOUT_ONLY, "progressbar": False},
+    "nuts": NUTS_LAYOUT_ONLY,
     "em": {},
     "ecme": {},
 }

@@ -44,7 +44,7 @@ CASES = {
     "ridge-alpha-nuts": (
         lambda: LinearSVM.from_arrays(X, Y, alpha=0.5),
         "nuts",
-        {**NUTS_LAYOUT_ONLY, "progressbar": False},
+        NUTS_LAYOUT_ONLY,
         {},
     ),
     "ridge-nu-vb": (lambda: LinearSVM.from_arrays(X, Y), "vb", {}, {}),

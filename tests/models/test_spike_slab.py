@@ -70,7 +70,7 @@ def fit_quietly(model, method, **options):
     """A seeded fit; whether it converged is for the test to assert."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)
-        return bayesvm.fit(model, method=method, seed=1, progressbar=False, **options)
+        return bayesvm.fit(model, method=method, **{"seed": 1, "progressbar": False, **options})
 
 
 @pytest.fixture(scope="module")
