@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import lapack, solve_triangular
 
 from bayesvm.exceptions import IdentifiabilityWarning, warn_user
 
@@ -45,19 +45,37 @@ def constant_columns(matrix: np.ndarray, names: Sequence[str]) -> list[str]:
 
 
 def collinear_columns(matrix: np.ndarray, names: Sequence[str]) -> list[str]:
-    """Names of columns that are linear combinations of the others (empty if full rank).
+    """Names of columns that are linear combinations of the columns before them (empty if full
+    rank).
 
-    Pivoted Cholesky (LAPACK ``dpstrf``) of the Gram matrix of the unit-norm columns, which
-    keeps the columns in order of how much each adds: those past the numerical rank are
-    reported. Needs ``n >= K`` to mean anything (with fewer rows every design is deficient).
+    The rank from LAPACK's pivoted Cholesky (``dpstrf``) of the Gram matrix of the unit-norm
+    columns; where it falls short, a Cholesky in the columns' own order that skips each column
+    whose squared distance from the span of the kept ones (its pivot) is at most
+    :data:`COLLINEAR_TOL`: of a dependent set the last column is reported, whatever the
+    round-off (the pivoted factorisation chooses among the unit diagonal's ties by it). Needs
+    ``n >= K`` to mean anything (with fewer rows every design is deficient).
     """
-    norms = np.linalg.norm(matrix, axis=0)
+    gram = matrix.T @ matrix
+    norms = np.sqrt(np.diag(gram))
     if np.any(norms == 0):
         return [names[j] for j in np.flatnonzero(norms == 0)]
-    scaled = matrix / norms
-    gram = scaled.T @ scaled
-    _, pivots, rank, _ = lapack.dpstrf(gram, lower=1, tol=COLLINEAR_TOL)
-    return [names[j] for j in np.sort(pivots[rank:] - 1)]
+    gram /= np.outer(norms, norms)  # the unit-norm columns' Gram matrix, with no n x K copy
+    if lapack.dpstrf(gram, lower=1, tol=COLLINEAR_TOL)[2] == gram.shape[0]:
+        return []  # full rank, found by LAPACK's pivoted factorisation at once
+    kept: list[int] = []
+    factor = np.zeros_like(gram)  # its leading m x m block: the factor of the m kept columns
+    collinear = []
+    for j in range(gram.shape[0]):
+        m = len(kept)
+        row = solve_triangular(factor[:m, :m], gram[kept, j], lower=True)
+        pivot = gram[j, j] - row @ row
+        if pivot <= COLLINEAR_TOL:
+            collinear.append(names[j])
+            continue
+        factor[m, :m] = row
+        factor[m, m] = np.sqrt(pivot)
+        kept.append(j)
+    return collinear
 
 
 def is_separable(matrix: np.ndarray, y: np.ndarray) -> bool | None:
@@ -102,7 +120,8 @@ def design_problems(matrix: np.ndarray, names: Sequence[str]) -> list[str]:
         )
     keep = [j for j, name in enumerate(names) if name not in constant[1:]]
     if matrix.shape[0] >= len(keep):
-        collinear = collinear_columns(matrix[:, keep], [names[j] for j in keep])
+        kept = matrix if len(keep) == matrix.shape[1] else matrix[:, keep]
+        collinear = collinear_columns(kept, [names[j] for j in keep])
         if collinear:
             problems.append(
                 f"columns {collinear} are linear combinations of the other columns: the split "

@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_info
 import bayesvm
 from bayesvm.linalg import MULTITHREAD_MIN_FLOPS, automatic_threads, blas_threads_for, usable_cores
 from bayesvm.models import LinearRegression, LinearSVM, LogisticRegression, MixedSVM
+from bayesvm.models.identification import collinear_columns
 from bayesvm.samplers.diagnostics import ESS_PER_CHAIN, mcmc_problems
 
 from conftest import separable, simulate_logistic
@@ -154,6 +155,14 @@ def test_non_identified_designs_warn_at_construction(build, expected):
     with pytest.warns(bayesvm.IdentifiabilityWarning, match=expected) as record:
         build()
     assert record[0].filename == __file__  # attributed to the user's line
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e4])
+def test_of_dependent_columns_the_last_is_reported(scale):
+    """Whatever the columns' scales and round-off, the column in the span of those before it."""
+    design = np.column_stack([X[:, 0], scale * (X[:, 0] + X[:, 1]), X[:, 1], X[:, 2]])
+    assert collinear_columns(design, ["a", "b", "c", "d"]) == ["c"]
+    assert collinear_columns(design[:, [0, 1, 3]], ["a", "b", "d"]) == []
 
 
 def test_separable_classes_are_fine_with_a_fixed_penalty():
