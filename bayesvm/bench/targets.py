@@ -4,7 +4,7 @@
 
 * ``vb_vs_liblinear``: seconds of penalized VB (:meth:`~bayesvm.models.MixedSVM.penalized`,
   ``method="vb"``) over LIBLINEAR's (``sklearn.svm.LinearSVC(C=1)``) at ``n = 100,000``,
-  ``d = 100``; at most 5.
+  ``d = 100``, each the best of :data:`BEST_OF` runs; at most 2.
 * ``gibbs_vs_nutpie``: the smallest bulk ESS per second of wall time (compilation included)
   of Gibbs over nutpie's NUTS, at 200 x 10 and 2000 x 50 (the penalized SVM) and on the
   toenail data (:meth:`~bayesvm.models.MixedSVM.random_intercept`, section 4.3's model,
@@ -50,12 +50,21 @@ from bayesvm.bench.penalized import QUICK_SETTINGS, SETTINGS
 from bayesvm.bench.timing import load_average, measure_fit
 from bayesvm.case_studies.toenail import full_data_model
 
-__all__ = ["run", "run_target_bench", "import_seconds", "Goal", "GOALS", "RUNS", "QUICK_RUNS"]
+__all__ = [
+    "run",
+    "run_target_bench",
+    "import_seconds",
+    "Goal",
+    "GOALS",
+    "RUNS",
+    "QUICK_RUNS",
+    "BEST_OF",
+]
 
 
 @dataclass(frozen=True)
 class Goal:
-    """A target holds when ``measured <comparison> bound``, e.g. ``Goal("<=", 5.0)``."""
+    """A target holds when ``measured <comparison> bound``, e.g. ``Goal("<=", 2.0)``."""
 
     comparison: str
     bound: float
@@ -71,7 +80,7 @@ class Goal:
 
 #: The issue's goals (module docstring).
 GOALS = {
-    "vb_vs_liblinear": Goal("<=", 5.0),
+    "vb_vs_liblinear": Goal("<=", 2.0),
     "gibbs_vs_nutpie": Goal(">", 1.0),
     "logit_vs_script": Goal("<=", 1.0),
     "import": Goal("<", 0.5),
@@ -83,6 +92,8 @@ RUNS = {
     "logit_vs_script": ((2000, 100), (2000, 1000)),
     "imports": 5,
 }
+#: Runs of penalized VB and of LIBLINEAR whose fastest is compared.
+BEST_OF = 2
 #: The same code paths in a minute or so.
 QUICK_RUNS = {
     "vb_vs_liblinear": (2000, 10),
@@ -134,7 +145,13 @@ def run_target_bench(seed: int = 0, quick: bool = False) -> pd.DataFrame:
 
     n, d = runs["vb_vs_liblinear"]
     data = PeerData.simulate(n, d, rng)
-    vb, liblinear = (time_peer(method, data, settings, seed) for method in ("vb", "liblinear"))
+    vb, liblinear = (
+        min(
+            (time_peer(method, data, settings, seed) for _ in range(BEST_OF)),
+            key=lambda row: row["seconds"],
+        )
+        for method in ("vb", "liblinear")
+    )
     add(
         "vb_vs_liblinear",
         f"penalized VB / LIBLINEAR seconds, {n:,} x {d}",

@@ -23,12 +23,12 @@ def test_goal_compares_the_measured_value_with_its_bound():
     assert Goal("<=", 5.0).holds(5.0) and not Goal("<=", 5.0).holds(5.1)
     assert Goal(">", 1.0).holds(1.5) and not Goal(">", 1.0).holds(1.0)
     assert Goal("<", 0.5).holds(0.4) and not Goal("<", 0.5).holds(0.5)
-    assert str(GOALS["vb_vs_liblinear"]) == "<= 5"
+    assert str(GOALS["vb_vs_liblinear"]) == "<= 2"
 
 
 def _check_results(table):
     assert list(table["target"]) == LABELS
-    goals = {"penalized": "<= 5", "Gibbs": "> 1", "logistic": "<= 1", "import": "< 0.5"}
+    goals = {"penalized": "<= 2", "Gibbs": "> 1", "logistic": "<= 1", "import": "< 0.5"}
     assert list(table["goal"]) == [goals[label.split()[0]] for label in LABELS]
     measured = table[table["result"] != "not measured"]
     assert (measured["measured"] > 0).all()
