@@ -39,6 +39,7 @@ from bayesvm.data import BENCHMARKS
 from bayesvm.estimator import SAMPLING_METHODS
 from bayesvm.files import FolderInUseError, save_figure
 from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.registry import check_fit
 from bayesvm.system_info import format_info
 
 __all__ = ["main", "CASE_STUDIES"]
@@ -329,6 +330,10 @@ def _fit(args) -> None:
             f"method {args.method!r} cannot fit this model; methods that can: "
             f"{', '.join(bayesvm.methods(model))}"
         )
+    try:
+        check_fit(model, args.method, **options)
+    except ValueError as error:
+        raise CommandError(str(error)) from error
     _prepare_output_file(args.out, "--out")
     fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(args.out)

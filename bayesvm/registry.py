@@ -16,7 +16,15 @@ from bayesvm.exceptions import warn_user
 from bayesvm.linalg import available_memory, blas_threads_for
 from bayesvm.results import add_log_likelihood, add_posterior_predictive
 
-__all__ = ["register", "block_driver", "methods", "fit", "check_options", "DEFAULT_SEED"]
+__all__ = [
+    "register",
+    "block_driver",
+    "methods",
+    "fit",
+    "check_fit",
+    "check_options",
+    "DEFAULT_SEED",
+]
 
 
 @dataclass(frozen=True)
@@ -129,12 +137,8 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
         then False).
     """
     start = time.perf_counter()  # building the model's blocks (in _backend_for) counts
-    backend = _backend_for(model, method)
+    backend = check_fit(model, method, seed=seed, threads=threads, **options)
     options["seed"] = seed
-    check_options(backend.run, options)
-    if threads is not None:
-        _check_integer("threads", threads, minimum=1)
-    _check_memory(model, backend.run, options)
     work = model.flops_per_iteration if backend.work is None else backend.work(model, options)
     with blas_threads_for(work, threads):
         try:
@@ -152,6 +156,20 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
             exceptions.ConvergenceWarning,  # scikit-learn's subclass: imported on first use
         )
     return result
+
+
+def check_fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads=None, **options):
+    """Every check :func:`fit` makes before any work, with its arguments: the method and its
+    options (names, values in range, ``draws`` that fit in memory). Raises ``ValueError`` (or
+    ``TypeError``) naming what is wrong; returns the backend that would fit ``model``.
+    """
+    backend = _backend_for(model, method)
+    options["seed"] = seed
+    check_options(backend.run, options)
+    if threads is not None:
+        _check_integer("threads", threads, minimum=1)
+    _check_memory(model, backend.run, options)
+    return backend
 
 
 def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBreakdownError:

@@ -84,7 +84,14 @@ class HingeAugmentation(Block):
         return LikelihoodStats(weights, self.y * (self.scale + weights))
 
     def sample(self, chi: np.ndarray, rng) -> LikelihoodStats:
-        """``1/a_i ~ InverseGaussian(|1 - y_i f_i|^-1, 1)``."""
+        """``1/a_i ~ InverseGaussian(|1 - y_i f_i|^-1, 1)``; a ``FloatingPointError`` where
+        ``f`` has run off to where ``(1 - y_i f_i)^2`` overflows (a fit's numerical breakdown).
+        """
+        if not np.all(np.isfinite(chi)):
+            raise FloatingPointError(
+                "the linear predictor ran off: (1 - y f)^2 is not finite at "
+                f"{int(np.sum(~np.isfinite(chi)))} of {chi.shape[0]} rows"
+            )
         return self._stats(rng.wald(1.0 / np.maximum(np.sqrt(chi), RESIDUAL_FLOOR), 1.0))
 
     def initial_stats(self, stats, start=None) -> LikelihoodStats:

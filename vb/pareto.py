@@ -94,12 +94,13 @@ class QCheck:
         """
         if not self.pareto_k > self.threshold:
             return None
+        digits = 2 if round(self.pareto_k, 2) > round(self.threshold, 2) else 3
         return (
-            f"the Pareto k-hat of q's importance weights is {self.pareto_k:.2f}, above "
-            f"{self.threshold:.2f} (ArviZ's threshold for {self.log_weights.size} draws, Yao et "
-            "al. 2018): q misses posterior mass in some direction, so its sds are likely too "
-            "small and its means may be off, which importance sampling cannot correct: fit by "
-            "Gibbs or NUTS" + (f" ({self.note})" if self.note else "")
+            f"the Pareto k-hat of q's importance weights is {self.pareto_k:.{digits}f}, above "
+            f"{self.threshold:.{digits}f} (ArviZ's threshold for {self.log_weights.size} "
+            "draws, Yao et al. 2018): q misses posterior mass in some direction, so its sds "
+            "are likely too small and its means may be off, which importance sampling cannot "
+            "correct: fit by Gibbs or NUTS" + (f" ({self.note})" if self.note else "")
         )
 
 

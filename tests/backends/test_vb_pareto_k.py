@@ -23,7 +23,7 @@ from bayesvm.models import (
 )
 from bayesvm.results import khat_threshold
 from bayesvm.vb.cavi import initial_state, make_cavi_step
-from bayesvm.vb.pareto import MAX_WEIGHED_DRAWS
+from bayesvm.vb.pareto import MAX_WEIGHED_DRAWS, QCheck
 
 from conftest import simulate_logistic
 
@@ -243,6 +243,15 @@ def test_threshold_is_arvizs_for_the_number_of_draws():
     assert khat_threshold(1000) == pytest.approx(2 / 3)
     assert khat_threshold(10**6) == 0.7
     assert khat_threshold(100) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("pareto_k", "shown"), [(0.6749, "0.675, above 0.667"), (0.91, "0.91, above 0.67")]
+)
+def test_the_problem_shows_k_hat_apart_from_its_threshold(pareto_k, shown):
+    """Rounded to two digits, 0.6749 would read "0.67, above 0.67"."""
+    check = QCheck(pareto_k, "", np.zeros(1000))
+    assert shown in check.problem()
 
 
 def test_an_exact_q_has_k_hat_0_and_no_problem():

@@ -209,6 +209,7 @@ def test_bench_plot_is_for_the_peers_only(tmp_path, capsys):
         (["--target", "label", "--prior", "gaussian-slab"], "add --model spikeslab"),
         (["--target", "label", "--model", "spikeslab", "--nu", "3"], "learns sigma2_u"),
         (["--target", "label", "--method", "bogus"], "cannot fit this model"),
+        (["--target", "label", "--method", "gibbs", "--draws", "1000000000000"], "GiB"),
     ],
 )
 def test_bad_input_exits_with_status_2_and_a_message(csv_path, tmp_path, capsys, extra, message):
@@ -218,6 +219,7 @@ def test_bad_input_exits_with_status_2_and_a_message(csv_path, tmp_path, capsys,
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+    assert not (tmp_path / "x.nc").exists()
 
 
 def test_missing_file_exits_with_status_2(tmp_path, capsys):

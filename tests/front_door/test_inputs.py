@@ -51,6 +51,17 @@ def test_a_chain_that_breaks_down_says_what_the_data_leave_open():
         bayesvm.fit(model, "gibbs", chains=1, draws=2000, tune=0, progressbar=False)
 
 
+def test_a_linear_predictor_that_overflows_is_a_breakdown_not_a_numpy_error():
+    """Where ``(1 - y f)^2`` overflows, the hinge's inverse-Gaussian draw would fail inside
+    NumPy ("mean <= 0"); the block says the fit broke down instead.
+    """
+    hinge = {block.name: block for block in MixedSVM.penalized(X, Y).blocks}["hinge"]
+    chi = np.full(X.shape[0], 4.0)
+    chi[3] = np.inf
+    with pytest.raises(FloatingPointError, match="ran off.*1 of 60 rows"):
+        hinge.sample(chi, np.random.default_rng(0))
+
+
 def test_the_old_argument_orders_still_work_with_a_warning():
     groups = np.arange(60) % 6
     new = MixedSVM.random_intercept(X, Y, groups=groups)
