@@ -28,19 +28,15 @@ import os
 import sys
 import warnings
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 import bayesvm
-from bayesvm.case_studies.runner import ResumeMismatchError
-from bayesvm.case_studies.study import OptionNotTakenError
-from bayesvm.compare import compare, plot_compare
-from bayesvm.data import BENCHMARKS
-from bayesvm.estimator import SAMPLING_METHODS
-from bayesvm.files import FolderInUseError, save_figure
-from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
-from bayesvm.registry import check_fit
-from bayesvm.system_info import format_info
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Each command imports what it runs (pandas, the models, the case studies, scikit-learn), so
+# that ``bayesvm --help`` and a mistyped command answer at once.
 
 __all__ = ["main", "CASE_STUDIES"]
 
@@ -276,6 +272,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _fit(args) -> None:
+    from bayesvm.estimator import SAMPLING_METHODS
+    from bayesvm.models import GPSVM
+    from bayesvm.registry import check_fit
+
     model_options = {
         "prior": args.prior,
         "alpha": args.alpha,
@@ -380,6 +380,8 @@ def _pareto_k_text(fit) -> str:
 
 def _model_from_frame(name: str, data, target: str, features, options: dict):
     """The model of ``bayesvm fit --model name`` with its command-line options."""
+    from bayesvm.models import GPSVM, KernelGKM, LinearSVM, MissingDataSVM, MixedSVM, SpikeSlabSVM
+
     if name == "penalized":
         return MixedSVM.from_frame(data, target, features)
     if name == "missing":
@@ -408,6 +410,9 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
 
 
 def _compare(args) -> None:
+    from bayesvm.compare import compare, plot_compare
+    from bayesvm.files import save_figure
+
     names = args.names or [path.stem for path in args.files]
     if len(names) != len(args.files):
         raise CommandError(f"got {len(names)} names for {len(args.files)} files")
@@ -434,6 +439,7 @@ def _bench(args) -> None:
     # The benchmarks stand on the case studies: imported when they run, not with the CLI.
     from bayesvm.bench import BenchOptions
     from bayesvm.case_studies.reporting import markdown_table
+    from bayesvm.files import save_figure
 
     benchmark = importlib.import_module(BENCH_MODELS[args.model])
     if args.plot is not None:
@@ -464,6 +470,11 @@ def _bench(args) -> None:
 
 
 def _reproduce(args) -> None:
+    from bayesvm.case_studies.runner import ResumeMismatchError
+    from bayesvm.case_studies.study import OptionNotTakenError
+    from bayesvm.data import BENCHMARKS
+    from bayesvm.files import FolderInUseError
+
     try:
         case_study = importlib.import_module(CASE_STUDIES[args.name])
     except ImportError as error:
@@ -505,6 +516,8 @@ def _reproduce(args) -> None:
 
 def _read_rows(path: Path) -> pd.DataFrame:
     """The rows of the CSV file ``path``; :class:`CommandError` if it has none."""
+    import pandas as pd
+
     try:
         data = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -550,6 +563,8 @@ def _check_output_folder(path: Path, given: str) -> None:
 
 
 def _info(args) -> None:
+    from bayesvm.system_info import format_info
+
     print(format_info(bayesvm.info()))
 
 

@@ -51,6 +51,18 @@ def test_import_bayesvm_loads_no_heavy_module():
     assert result.stdout.strip() == "[]"
 
 
+def test_the_command_lines_help_loads_no_heavy_module():
+    """``bayesvm --help`` answers at once: each command imports what it runs."""
+    result = run_python(
+        "import contextlib, io, sys\n"
+        "from bayesvm import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'])\n"
+        f"print(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules))"
+    )
+    assert result.stdout.strip() == "[]", result.stderr
+
+
 def test_a_submodule_named_as_its_function_leaves_the_function_public():
     """``bayesvm.compare`` stays the function once its module is imported (in a fresh
     interpreter: here the function is already bound).
