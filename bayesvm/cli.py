@@ -161,7 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--method", default="vb", help="vb, gibbs, rj, em, ecme, svi or nuts (default: vb)"
     )
-    fit.add_argument("--seed", type=_non_negative_int)
+    fit.add_argument(
+        "--seed", type=_non_negative_int, help="every random number of the fit (default: 0)"
+    )
     fit.add_argument("--draws", type=_positive_int, help="vb, gibbs, nuts")
     fit.add_argument("--chains", type=_positive_int, help="gibbs, nuts")
     fit.add_argument("--tune", type=_non_negative_int, help="gibbs, nuts")
@@ -216,7 +218,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--repeats", type=_positive_int, help="fits per method and size (default 5; 1 with --quick)"
     )
-    bench.add_argument("--seed", type=_non_negative_int, default=0)
+    bench.add_argument(
+        "--seed", type=_non_negative_int, default=0, help="the data and the fits (default: 0)"
+    )
     bench.add_argument(
         "--threads",
         type=_thread_counts,

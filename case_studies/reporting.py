@@ -172,19 +172,21 @@ def single_class_note(results: pd.DataFrame, labels: Mapping[str, str], unit: st
 
 
 def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
-    """A sentence for each method of ``labels`` whose fits failed their convergence checks on
+    """One sentence on the methods of ``labels`` whose fits failed their convergence checks on
     some test sets (``converged`` False in ``results``; :attr:`bayesvm.Fit.problems`), e.g.
-    "MCMC did not pass its checks on 4 of 100 splits (...)."; "" when
-    every fit passed.
+    "VB did not pass its checks on 3 of 100 splits, MCMC on 4 of 100 (...)."; "" when every
+    fit passed.
     """
-    return _note_per_method(
-        1.0 - _flags(results, "converged"),
-        results,
-        labels,
-        "{label} did not pass its checks on {count} of {total} " + unit + " (samplers: R-hat, "
-        "effective sample size or divergences; VB: the objective's convergence or the Pareto "
-        "k-hat of q; the `warnings` column of the CSV says which): treat its numbers there "
-        "with care.",
+    flagged = _flagged(1.0 - _flags(results, "converged"), results, labels)
+    if not flagged:
+        return ""
+    parts = [f"{label} on {count} of {total}" for label, count, total in flagged]
+    parts[0] = parts[0].replace(" on ", " did not pass its checks on ", 1) + f" {unit}"
+    return (
+        ", ".join(parts) + " (samplers: R-hat, effective sample size or divergences; VB: the "
+        "objective's convergence or the Pareto k-hat of q; the `warnings` column of the CSV "
+        "says which): treat " + ("its" if len(parts) == 1 else "their") + " numbers there "
+        "with care."
     )
 
 
@@ -225,14 +227,22 @@ def _note_per_method(flags: pd.Series, results, labels: Mapping[str, str], sente
     """``sentence`` (with ``{label}``, ``{count}``, ``{total}``) for each method of ``labels``
     with a flagged row, counting the rows that recorded the flag; "" when none is flagged.
     """
-    sentences = []
+    return " ".join(
+        sentence.format(label=label, count=count, total=total)
+        for label, count, total in _flagged(flags, results, labels)
+    )
+
+
+def _flagged(flags: pd.Series, results, labels: Mapping[str, str]) -> list[tuple[str, str, int]]:
+    """``(label, flagged rows, rows that recorded the flag)`` of each method of ``labels`` with
+    a flagged row.
+    """
+    found = []
     for method, label in labels.items():
         recorded = flags[results["method"] == method].dropna()
         if recorded.sum() > 0:
-            sentences.append(
-                sentence.format(label=label, count=f"{recorded.sum():.0f}", total=recorded.size)
-            )
-    return " ".join(sentences)
+            found.append((label, f"{recorded.sum():.0f}", recorded.size))
+    return found
 
 
 def _flags(results: pd.DataFrame, column: str) -> pd.Series:

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from bayesvm.case_studies.reporting import single_class_counts, single_class_note
+from bayesvm.case_studies.reporting import single_class_counts, single_class_note, unconverged_note
 
 LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
 
@@ -42,3 +42,20 @@ def test_rows_of_an_older_run_count_as_not_recorded():
     older = frame.drop(columns="single_class")
     assert single_class_counts(older, ["method"]).isna().all()
     assert single_class_note(older, LABELS, "splits") == ""
+
+
+def test_unconverged_note_names_each_method_once_and_explains_once():
+    results = pd.DataFrame(
+        {
+            "method": ["vb"] * 3 + ["gibbs"] * 3 + ["svm"] * 3,
+            "converged": [False, False, True, True, False, True, True, True, True],
+        }
+    )
+    labels = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
+    note = unconverged_note(results, labels, "data sets")
+    assert note.startswith("VB did not pass its checks on 2 of 3 data sets, MCMC on 1 of 3 (")
+    assert note.count("samplers:") == 1 and note.endswith("treat their numbers there with care.")
+    only_mcmc = unconverged_note(results[results["method"] != "vb"], labels, "data sets")
+    assert only_mcmc.startswith("MCMC did not pass its checks on 1 of 3 data sets (")
+    assert "treat its numbers" in only_mcmc
+    assert unconverged_note(results[results["method"] == "svm"], labels, "data sets") == ""
