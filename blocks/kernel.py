@@ -639,10 +639,15 @@ class KernelCoefficients(Block):
         that the prior of ``b`` writes for the whole segment padded with zeros: ``log p(gamma) -
         (n - n_gamma) log(g / 2 pi) / 2``. With the priors' ``log N(u | 0, 1 / eta)`` and ``log
         N(b_gamma | 0, I / g)`` and :meth:`log_jacobian` it makes section 3.1's ``p(beta_gamma |
-        g, gamma) = N(0, (g K_gamma,gamma)^-1)``.
+        g, gamma) = N(0, (g K_gamma,gamma)^-1)``. A point with every vector active is BGKM's
+        (section 4.1: what Gibbs, VB and NUTS fit, in its parametrisation, :meth:`point_stats`),
+        whatever ``k_max``: its density is finite, ``log p(gamma)`` a constant there, so that
+        a BGKM fit can be weighed against its own posterior (VB's Pareto k-hat); only an active
+        set of more than ``k_max`` vectors is outside FBGKM's support.
         """
         n_active = stats[self.name].n_active
-        n_active = self.n if n_active is None else n_active
+        if n_active is None:  # every vector active: BGKM
+            return self.log_prior(self.n)
         if n_active > self.k_max:
             return -np.inf
         _, g = self.precisions(stats)

@@ -388,15 +388,19 @@ def test_learned_precisions_keep_the_density_of_each_active_set():
 
 def test_log_density_outside_fbgkm_support():
     """More than ``k_max`` vectors and a set whose ``K_gamma,gamma`` is singular (a repeated
-    point) have density 0; every vector active is BGKM's floored eigenbasis, finite; ``beta``
-    off the active set is refused.
+    point) have density 0; every vector active is BGKM's floored eigenbasis, finite and the
+    same whatever ``k_max`` (BGKM has none); ``beta`` off the active set is refused.
     """
     X = np.vstack([X6, X6[:1]])
     model = KernelGKM.from_arrays(X, np.append(Y6, Y6[0]), g=G, eta=ETA, k_max=6)
     point = {"intercept": 0.1, "beta": np.full(7, 0.2), "gamma": np.ones(7)}
-    assert model.log_density(point) == -np.inf  # 7 > k_max
     every = KernelGKM.from_arrays(X, np.append(Y6, Y6[0]), g=G, eta=ETA)
     assert np.isfinite(every.log_density(point))
+    assert model.log_density(point) == pytest.approx(every.log_density(point), rel=1e-12)
+    beyond = np.array([1, 1, 1, 1, 1, 1, 0.0])
+    six = {**point, "beta": 0.2 * beyond, "gamma": beyond}
+    capped = KernelGKM.from_arrays(X, np.append(Y6, Y6[0]), g=G, eta=ETA, k_max=5)
+    assert capped.log_density(six) == -np.inf  # 6 > k_max
     repeated = np.array([1, 0, 0, 0, 0, 0, 1.0])
     assert model.log_density({**point, "beta": 0.2 * repeated, "gamma": repeated}) == -np.inf
     with pytest.raises(ValueError, match="beta must be 0"):
