@@ -23,6 +23,7 @@ __all__ = [
     "fit",
     "check_fit",
     "check_options",
+    "backends",
     "DEFAULT_SEED",
 ]
 
@@ -79,8 +80,10 @@ def block_driver(driver: str, learned: bool | None = None) -> Callable[[object],
 BACKEND_PACKAGES = ("bayesvm.samplers", "bayesvm.vb")
 
 
-def _backends() -> list[Backend]:
-    """Every registered backend, once :data:`BACKEND_PACKAGES` are imported."""
+def backends() -> list[Backend]:
+    """Every registered backend, once :data:`BACKEND_PACKAGES` are imported (what a process's
+    first fit imports).
+    """
     for package in BACKEND_PACKAGES:
         importlib.import_module(package)
     return _BACKENDS
@@ -88,7 +91,7 @@ def _backends() -> list[Backend]:
 
 def methods(model) -> list[str]:
     """The methods that can fit ``model``, e.g. ``["vb", "gibbs", "nuts"]``."""
-    return [backend.method for backend in _backends() if backend.supports(model)]
+    return [backend.method for backend in backends() if backend.supports(model)]
 
 
 #: The seed of a fit given none: the same call gives the same numbers.
@@ -184,7 +187,7 @@ def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBrea
 
 
 def _backend_for(model, method: str) -> Backend:
-    for backend in _backends():
+    for backend in backends():
         if backend.method == method and backend.supports(model):
             return backend
     known = sorted({backend.method for backend in _BACKENDS})

@@ -180,8 +180,9 @@ def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str
     flagged = _flagged(1.0 - _flags(results, "converged"), results, labels)
     if not flagged:
         return ""
-    parts = [f"{label} on {count} of {total}" for label, count, total in flagged]
-    parts[0] = parts[0].replace(" on ", " did not pass its checks on ", 1) + f" {unit}"
+    (label, count, total), *others = flagged
+    parts = [f"{label} did not pass its checks on {count} of {total} {unit}"]
+    parts += [f"{label} on {count} of {total}" for label, count, total in others]
     return (
         ", ".join(parts) + " (samplers: R-hat, effective sample size or divergences; VB: the "
         "objective's convergence or the Pareto k-hat of q; the `warnings` column of the CSV "

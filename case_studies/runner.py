@@ -20,7 +20,6 @@ at all (:mod:`bayesvm.files`).
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 import multiprocessing
@@ -45,7 +44,7 @@ from threadpoolctl import threadpool_limits
 
 import bayesvm
 from bayesvm.files import write_csv, write_text
-from bayesvm.registry import BACKEND_PACKAGES
+from bayesvm.registry import backends
 
 __all__ = [
     "Task",
@@ -466,8 +465,7 @@ def _import_fit_modules() -> None:
     that one-time cost: in a quick run it made VB's mean time per fit 0.43 s against MCMC's
     0.13 s, the first of three VB fits taking 1.1 s.
     """
-    for package in BACKEND_PACKAGES:
-        importlib.import_module(package)
+    backends()
     from bayesvm._arviz import arviz  # noqa: F401
 
 
