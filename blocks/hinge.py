@@ -28,11 +28,19 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.hinge_mode import make_hinge_mode_step
 
-__all__ = ["HingeAugmentation", "LikelihoodStats", "CHI_FLOOR", "RESIDUAL_FLOOR", "MARGIN_TOL"]
+__all__ = [
+    "HingeAugmentation",
+    "LikelihoodStats",
+    "GaussianExpectation",
+    "CHI_FLOOR",
+    "RESIDUAL_FLOOR",
+    "MARGIN_TOL",
+]
 
 # Smallest chi used in E_q[1/a] = chi^-1/2, so that weights stay below 1e5.
 CHI_FLOOR = 1e-10
@@ -49,6 +57,20 @@ class LikelihoodStats(NamedTuple):
 
     weights: np.ndarray
     response: np.ndarray
+
+
+class GaussianExpectation(NamedTuple):
+    """``E[-2 max(0, 1 - y_i f_i)]`` over ``f_i ~ N(m_i, s_i^2)``, summed, and its derivatives in
+    each ``m_i``: ``slope`` (the first) and ``curvature`` (minus the second, which is also
+    ``-2`` times the derivative in ``s_i^2``).
+    """
+
+    value: float
+    slope: np.ndarray
+    curvature: np.ndarray
+
+
+SQRT_2PI = np.sqrt(2.0 * np.pi)
 
 
 class HingeAugmentation(Block):
@@ -116,6 +138,25 @@ class HingeAugmentation(Block):
         """``-2 sum_i max(0, 1 - y_i f_i)``: the hinge with ``a`` integrated out."""
         f = stats[self.coefficients].f_mean
         return -2.0 * float(np.sum(np.maximum(0.0, 1.0 - self.y * f)))
+
+    def gaussian_expectation(self, f_mean: np.ndarray, f_var: np.ndarray) -> GaussianExpectation:
+        """The pseudo-likelihood's expectation over a Gaussian ``f``, ``a`` integrated out.
+
+        With ``r_i = 1 - y_i f_i ~ N(mu_i, s_i^2)`` and ``z_i = mu_i / s_i``, ``E max(0, r_i) =
+        mu_i Phi(z_i) + s_i phi(z_i)``, whose derivative in ``mu_i`` is ``Phi(z_i)`` and second
+        derivative ``phi(z_i) / s_i`` (Opper & Archambeau 2009, eq. 8-9: the Gaussian
+        variational approximation's gradient and curvature). ``s_i`` is floored at
+        ``sqrt(CHI_FLOOR)``, as VB floors ``chi``.
+        """
+        sd = np.sqrt(np.maximum(f_var, CHI_FLOOR))
+        margin = 1.0 - self.y * f_mean
+        z = margin / sd
+        density = np.exp(-0.5 * z * z) / SQRT_2PI
+        below = ndtr(z)
+        value = -2.0 * self.scale * float(np.sum(margin * below + sd * density))
+        return GaussianExpectation(
+            value, 2.0 * self.scale * self.y * below, 2.0 * self.scale * density / sd
+        )
 
     def log_likelihood_along(self, offset: np.ndarray, direction: np.ndarray):
         """The pseudo-likelihood with ``a`` integrated out along the line ``f = offset + t

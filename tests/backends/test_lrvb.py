@@ -85,19 +85,15 @@ def test_a_tilt_moves_the_mean_by_the_conditional_covariance():
 
 
 @pytest.fixture(scope="module")
-def heart_model():
-    """Rätsch's heart data, realisation 1's training rows: 170 rows, 13 weights."""
-    X, y, splits = bayesvm.data.load_benchmark("heart")
-    train, _ = splits[0]
-    return MixedSVM.penalized(X[train], y[train])
-
-
-@pytest.fixture(scope="module")
 def heart_fits(heart_model):
-    return {
+    fits = {
         covariance: bayesvm.fit(heart_model, "vb", covariance=covariance, progressbar=False)
         for covariance in ("mean-field", "lrvb")
     }
+    fits["gaussian lrvb"] = bayesvm.fit(
+        heart_model, "vb", family="gaussian", covariance="lrvb", progressbar=False
+    )
+    return fits
 
 
 def test_lrvb_fit_stores_its_covariance_and_summarises_with_it(heart_fits):
@@ -126,12 +122,12 @@ def test_lrvb_fit_stores_its_covariance_and_summarises_with_it(heart_fits):
     )
 
 
-#: LRVB is an approximation, exact where the posterior is Gaussian: on the hinge models its sds
-#: are off where the posterior is not (its log density is piecewise linear). Measured against
-#: 4 x 20,000 Gibbs draws (sd errors below 0.4 %), LRVB's sds of the 13 weights on heart are
-#: 0.84-0.96 of Gibbs's (mean-field's: 0.44-0.58), so this test allows 20 % besides Gibbs's
-#: Monte Carlo error; the issue's 15 % holds at the median weight (10 %), not at the worst.
-LRVB_TOLERANCE = 0.2
+#: LRVB is an approximation, exact where the posterior is Gaussian and the optimum's means are
+#: right. On the paper's mean-field ``q(theta) q(a)`` its sds of heart's 13 weights are 0.83-0.96
+#: of a long Gibbs run's (mean-field's: 0.44-0.58), so its test allows 20 % besides Gibbs's
+#: Monte Carlo error; on the Gaussian family (the hinge's augmentation integrated out,
+#: :mod:`bayesvm.vb.gaussian_family`) they are 0.97-1.00, held to the issue's 15 %.
+LRVB_TOLERANCE = {"lrvb": 0.2, "gaussian lrvb": 0.15}
 
 
 def sd_standard_error(draws: np.ndarray) -> float:
@@ -150,10 +146,11 @@ def test_lrvb_sds_agree_with_gibbs_where_mean_field_is_too_narrow(heart_model, h
     gibbs_sd = draws.std(axis=(0, 1))
     mcse = np.array([sd_standard_error(draws[..., j]) for j in range(draws.shape[-1])])
     plain = heart_fits["mean-field"].idata.variational["u_q_sd"].to_numpy()
-    corrected = heart_fits["lrvb"].idata.variational["u_q_sd"].to_numpy()
     assert np.all(plain / gibbs_sd < 0.7)  # mean-field: too narrow
-    gap = np.abs(corrected / gibbs_sd - 1.0)
-    assert np.all(gap < LRVB_TOLERANCE + 3.0 * mcse / gibbs_sd)
+    for label, tolerance in LRVB_TOLERANCE.items():
+        corrected = heart_fits[label].idata.variational["u_q_sd"].to_numpy()
+        gap = np.abs(corrected / gibbs_sd - 1.0)
+        assert np.all(gap < tolerance + 3.0 * mcse / gibbs_sd), label
 
 
 def test_covariance_option_is_checked_before_any_work(heart_model):
@@ -174,12 +171,36 @@ def long_run(model, var_name: str) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.slow
 def test_lrvb_sds_against_a_long_gibbs_run(heart_model, heart_fits):
-    """The issue's target, 15 %, at the median weight; 20 % at the worst (see above)."""
+    """The Gaussian family's LRVB within the issue's 15 % at every weight; mean-field's at the
+    median weight (20 % at the worst, see above).
+    """
     gibbs_sd, mcse = long_run(heart_model, "u")
-    corrected = heart_fits["lrvb"].idata.variational["u_q_sd"].to_numpy()
-    gap = np.abs(corrected / gibbs_sd - 1.0)
-    assert np.median(gap) < 0.15 + 3.0 * np.median(mcse / gibbs_sd)
-    assert np.all(gap < LRVB_TOLERANCE + 3.0 * mcse / gibbs_sd)
+    margin = 3.0 * mcse / gibbs_sd
+    ratios = {
+        label: heart_fits[label].idata.variational["u_q_sd"].to_numpy() / gibbs_sd
+        for label in LRVB_TOLERANCE
+    }
+    assert np.median(np.abs(ratios["lrvb"] - 1.0)) < 0.15 + np.median(margin)
+    for label, tolerance in LRVB_TOLERANCE.items():
+        assert np.all(np.abs(ratios[label] - 1.0) < tolerance + margin), label
+
+
+@pytest.mark.slow
+def test_gaussian_lrvb_sds_on_standardised_spam():
+    """The spam data (log frequencies, standardised, as the VB tutorial fits them): the
+    Gaussian family's LRVB sds of the 57 weights are 0.97-1.05 of a long Gibbs run's,
+    mean-field's LRVB 0.84-1.40.
+    """
+    from bayesvm.case_studies.preprocessing import standardize
+    from bayesvm.data import load_spam
+
+    spam = load_spam()
+    (D,) = standardize(np.log(spam.drop(columns="type").to_numpy(dtype=float) + 0.1))
+    model = MixedSVM.penalized(D, spam["type"].to_numpy(), positive_class="spam")
+    fit = bayesvm.fit(model, "vb", family="gaussian", covariance="lrvb", progressbar=False)
+    gibbs_sd, mcse = long_run(model, "u")
+    ratio = fit.idata.variational["u_q_sd"].to_numpy() / gibbs_sd
+    assert np.all(np.abs(ratio - 1.0) < 0.15 + 3.0 * mcse / gibbs_sd)
 
 
 @pytest.mark.slow
@@ -193,8 +214,11 @@ def test_lrvb_narrows_mean_field_gap_on_toenail():
 
     model = full_data_model()
     fits = {c: bayesvm.fit(model, "vb", covariance=c) for c in ("mean-field", "lrvb")}
+    fits["gaussian lrvb"] = bayesvm.fit(model, "vb", family="gaussian", covariance="lrvb")
     gibbs_sd, mcse = long_run(model, "beta")
     ratios = {c: f.idata.variational["beta_q_sd"].to_numpy() / gibbs_sd for c, f in fits.items()}
     margin = 3.0 * mcse / gibbs_sd
     assert np.all(np.abs(ratios["lrvb"] - 1.0) + margin < np.abs(ratios["mean-field"] - 1.0))
     assert np.all(ratios["lrvb"] < 1.0 + margin)  # still too narrow: the optimum's fault
+    # The Gaussian family's optimum is closer (0.89-0.98 of Gibbs's sds): the issue's 15 %.
+    assert np.all(np.abs(ratios["gaussian lrvb"] - 1.0) < 0.15 + margin)
