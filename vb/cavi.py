@@ -162,7 +162,7 @@ def fit_vb(
         VB correction of Giordano, Broderick & Jordan (2018) (:mod:`bayesvm.vb.lrvb`), which
         widens mean-field's too narrow sds (on Rätsch's heart data from 0.44-0.58 of Gibbs's to
         0.84-0.96; the module says where it falls short; with ``family="gaussian"``,
-        0.97-1.00).
+        0.98-1.00).
         With ``"lrvb"`` the coefficients' draws come from ``N(q's mean, Cov_LRVB)`` and their
         summary sds are LRVB's; the ``variational`` group keeps ``lrvb_covariance`` and the
         ``mean_field_variance`` it corrects, and ``idata.attrs["covariance"]`` says which.
@@ -205,7 +205,9 @@ def fit_vb(
         optima, masses = weigh_optima(model, optima, np.random.default_rng(MASS_SEED))
     result, sweeps = optima[0].ascent, optima[0].sweeps
     sweep_for = partial(make_cavi_step, model.blocks)
-    if family == "gaussian" and not result.interrupted:
+    if result.interrupted:  # the Gaussian family starts from mean-field's optimum
+        family = "mean-field"
+    if family == "gaussian":
         step = _Counted(make_gaussian_step(model))
         result = run_ascent(
             gaussian_state(model, result.state), step, **options, progressbar=progressbar
