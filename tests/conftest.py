@@ -117,6 +117,16 @@ def small_data():
     return simulate_logistic(60, 3, seed=3)
 
 
+@pytest.fixture(scope="module")
+def heart_model():
+    """Rätsch's heart data, realisation 1's training rows: 170 rows, 13 weights."""
+    from bayesvm.models import MixedSVM
+
+    X, y, splits = bayesvm.data.load_benchmark("heart")
+    train, _ = splits[0]
+    return MixedSVM.penalized(X[train], y[train])
+
+
 #: Family-wise level of each statistical test's comparisons (Bonferroni within the test).
 #: The seeds are fixed, but the chains differ between machines in their round-off, so each
 #: test is a fresh draw on a new machine: with about 40 such tests in the default suite, 0.1 %

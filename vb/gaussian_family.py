@@ -41,7 +41,6 @@ import numpy as np
 
 from bayesvm.blocks.coefficients import GaussianConditional
 from bayesvm.blocks.hinge import HingeAugmentation
-from bayesvm.drivers import ROUNDOFF
 
 __all__ = ["FAMILIES", "GaussianSites", "check_family", "gaussian_state", "make_gaussian_step"]
 
@@ -50,6 +49,9 @@ __all__ = ["FAMILIES", "GaussianSites", "check_family", "gaussian_state", "make_
 FAMILIES = ("mean-field", "gaussian")
 #: The halving of a step stops here and keeps the current value.
 SMALLEST_STEP = 2.0**-30
+#: A step is kept unless it lowers the bound by more than this share of its size: two
+#: evaluations of the bound at nearly the same point differ by some 1e-14 of it.
+EVALUATION_NOISE = 1e-13
 
 
 class GaussianSites(NamedTuple):
@@ -138,7 +140,7 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
         fraction = 1.0
         while fraction >= SMALLEST_STEP:
             trial = propose(fraction)
-            if bound_of(*trial) >= current - ROUNDOFF * (1.0 + abs(current)):
+            if bound_of(*trial) >= current - EVALUATION_NOISE * (1.0 + abs(current)):
                 return trial
             fraction /= 2.0
         return params, stats
