@@ -130,20 +130,21 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
         bound += sum(block.bound_term(params[block.name], stats) for block in priors)
         return bound + float(tilt @ theta.mean)
 
-    def halve(propose, params, stats):
+    def halve(propose, state, bound):
         """``propose(fraction) -> (params, stats)`` at the largest of 1, 1/2, 1/4, ... whose
-        bound is not below the current one (the current state below :data:`SMALLEST_STEP`).
+        bound is not below ``bound``, ``state``'s (``state`` itself below
+        :data:`SMALLEST_STEP`), with its bound.
         """
         if not search:
-            return propose(1.0)
-        current = bound_of(params, stats)
+            return propose(1.0), None
         fraction = 1.0
         while fraction >= SMALLEST_STEP:
             trial = propose(fraction)
-            if bound_of(*trial) >= current - EVALUATION_NOISE * (1.0 + abs(current)):
-                return trial
+            trial_bound = bound_of(*trial)
+            if trial_bound >= bound - EVALUATION_NOISE * (1.0 + abs(bound)):
+                return trial, trial_bound
             fraction /= 2.0
-        return params, stats
+        return state, bound
 
     def step(state):
         params, stats = dict(state[0]), dict(state[1])
@@ -164,11 +165,12 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
                 {**stats, coefficients.name: coefficients.expected_stats(q), hinge.name: blend},
             )
 
-        params, stats = halve(with_precision, params, stats)
+        bound = bound_of(params, stats) if search else None
+        (params, stats), bound = halve(with_precision, (params, stats), bound)
         q, theta = params[coefficients.name], stats[coefficients.name]
         gradient = hinge.gaussian_expectation(theta.f_mean, theta.f_var).slope
         gradient = coefficients.design.transpose_times(gradient)
-        gradient += tilt - stats[hinge.name].prior_precision * mean
+        gradient += tilt - target.prior_precision * mean  # the priors' q is the current one
         direction = q.gaussian.solve(gradient)
         f_direction = coefficients.design.predictor(direction)
         variance = theta.square - mean**2
@@ -187,7 +189,7 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
                 },
             )
 
-        params, stats = halve(with_mean, params, stats)
+        (params, stats), _ = halve(with_mean, (params, stats), bound)
         for block in priors:
             params[block.name] = block.conditional(stats)
             stats[block.name] = block.expected_stats(params[block.name])
