@@ -40,18 +40,13 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.coefficients import GaussianConditional
-from bayesvm.blocks.hinge import HingeAugmentation
+from bayesvm.vb.mean_newton import halve, hinge_of, mean_move
 
 __all__ = ["FAMILIES", "GaussianSites", "check_family", "gaussian_state", "make_gaussian_step"]
 
 #: The values of :func:`~bayesvm.vb.cavi.fit_vb`'s ``family``: the papers' mean-field
 #: ``q(theta) q(a)``, or a Gaussian ``q(theta)`` with ``a`` integrated out (this module).
 FAMILIES = ("mean-field", "gaussian")
-#: The halving of a step stops here and keeps the current value.
-SMALLEST_STEP = 2.0**-30
-#: A step is kept unless it lowers the bound by more than this share of its size: two
-#: evaluations of the bound at nearly the same point differ by some 1e-14 of it.
-EVALUATION_NOISE = 1e-13
 
 
 class GaussianSites(NamedTuple):
@@ -70,26 +65,12 @@ def check_family(model, family: str) -> None:
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
-    if family == "gaussian" and _hinge(model) is None:
+    if family == "gaussian" and hinge_of(model) is None:
         raise ValueError(
             "family='gaussian' needs a model of Gaussian coefficients, the hinge and priors "
             f"(LinearSVM with a ridge prior, MixedSVM); {type(model).__name__}'s blocks are "
             f"{[type(block).__name__ for block in model.blocks]}"
         )
-
-
-def _hinge(model):
-    """``model``'s hinge block, where it is the only latent block and the coefficients are
-    Gaussian with a tilt; else ``None``.
-    """
-    blocks = model.blocks
-    coefficients = getattr(model, "coefficients", None)
-    if not getattr(coefficients, "takes_tilt", False) or blocks[0] is not coefficients:
-        return None
-    latent = [block for block in blocks if block.latent]
-    if len(latent) != 1 or type(latent[0]) is not HingeAugmentation:
-        return None
-    return latent[0]
 
 
 def gaussian_state(model, state) -> tuple[dict, dict]:
@@ -98,7 +79,7 @@ def gaussian_state(model, state) -> tuple[dict, dict]:
     ``q`` kept.
     """
     params, stats = dict(state[0]), dict(state[1])
-    coefficients, hinge = model.coefficients, _hinge(model)
+    coefficients, hinge = model.coefficients, hinge_of(model)
     sites = GaussianSites(
         np.asarray(stats[hinge.name].weights, dtype=float), coefficients.prior_precision(stats)
     )
@@ -118,33 +99,24 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
     ``search=False`` takes the full steps, without halving (linear response: a smooth map
     whose fixed point is the optimum).
     """
-    coefficients, hinge = model.coefficients, _hinge(model)
+    coefficients, hinge = model.coefficients, hinge_of(model)
     priors = [block for block in model.blocks if block is not coefficients and block is not hinge]
     tilt = (tilts or {}).get(coefficients.name)
     tilt = np.zeros(coefficients.size) if tilt is None else np.asarray(tilt, dtype=float)
 
-    def bound_of(params, stats) -> float:
+    def bound_of(state) -> float:
+        params, stats = state
         theta = stats[coefficients.name]
         bound = hinge.gaussian_expectation(theta.f_mean, theta.f_var).value
         bound += coefficients.bound_term(params[coefficients.name], stats)
         bound += sum(block.bound_term(params[block.name], stats) for block in priors)
         return bound + float(tilt @ theta.mean)
 
-    def halve(propose, state, bound):
-        """``propose(fraction) -> (params, stats)`` at the largest of 1, 1/2, 1/4, ... whose
-        bound is not below ``bound``, ``state``'s (``state`` itself below
-        :data:`SMALLEST_STEP`), with its bound.
-        """
+    def move(propose, state, bound):
+        """The halved step (:func:`~bayesvm.vb.mean_newton.halve`), or the full one."""
         if not search:
             return propose(1.0), None
-        fraction = 1.0
-        while fraction >= SMALLEST_STEP:
-            trial = propose(fraction)
-            trial_bound = bound_of(*trial)
-            if trial_bound >= bound - EVALUATION_NOISE * (1.0 + abs(bound)):
-                return trial, trial_bound
-            fraction /= 2.0
-        return state, bound
+        return halve(propose, state, bound, bound_of)
 
     def step(state):
         params, stats = dict(state[0]), dict(state[1])
@@ -165,36 +137,19 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
                 {**stats, coefficients.name: coefficients.expected_stats(q), hinge.name: blend},
             )
 
-        bound = bound_of(params, stats) if search else None
-        (params, stats), bound = halve(with_precision, (params, stats), bound)
-        q, theta = params[coefficients.name], stats[coefficients.name]
+        bound = bound_of((params, stats)) if search else None
+        state, bound = move(with_precision, (params, stats), bound)
+        q, theta = state[0][coefficients.name], state[1][coefficients.name]
         gradient = hinge.gaussian_expectation(theta.f_mean, theta.f_var).slope
         gradient = coefficients.design.transpose_times(gradient)
         gradient += tilt - target.prior_precision * mean  # the priors' q is the current one
-        direction = q.gaussian.solve(gradient)
-        f_direction = coefficients.design.predictor(direction)
-        variance = theta.square - mean**2
-
-        def with_mean(fraction):
-            moved = mean + fraction * direction
-            return (
-                {**params, coefficients.name: q._replace(mean=moved)},
-                {
-                    **stats,
-                    coefficients.name: theta._replace(
-                        mean=moved,
-                        square=moved**2 + variance,
-                        f_mean=theta.f_mean + fraction * f_direction,
-                    ),
-                },
-            )
-
-        (params, stats), _ = halve(with_mean, (params, stats), bound)
+        state, _ = move(mean_move(coefficients, state, q.gaussian.solve(gradient)), state, bound)
+        params, stats = dict(state[0]), dict(state[1])
         for block in priors:
             params[block.name] = block.conditional(stats)
             stats[block.name] = block.expected_stats(params[block.name])
         params[hinge.name] = hinge.conditional(stats)  # E(1 - y f)^2, for the record
-        return (params, stats), bound_of(params, stats)
+        return (params, stats), bound_of((params, stats))
 
     return step
 

@@ -1,0 +1,132 @@
+"""Newton steps in ``q(theta)``'s mean on the hinge, for both of VB's families.
+
+Mean-field CAVI on the hinge (Luts-Ormerod Algorithms 1-2) sets the mean to ``P^-1 C^T y (1 +
+E[1/a])`` with ``P = diag(prior precision) + C^T diag(E[1/a]) C``: a majorise-minimise step
+that curves the bound by ``E[1/a_i] = chi_i^-1/2`` at every row, where the bound with ``q(a)``
+at its optimum curves by ``Var f_i / chi_i^3/2``
+(:meth:`~bayesvm.blocks.hinge.HingeAugmentation.mean_field_expectation`), far less at the rows
+far from the margin. So the means creep, as iteratively reweighted least squares does on the
+hinge: on 1e5 x 100 simulated data, from a fit to a tenth of the rows (26 of ``q``'s sds
+off), CAVI with SQUAREM takes 48 sweeps to the relative tolerance of 1e-10 and stops 8e-4 sd
+from its optimum; on the standardised spam data 157 sweeps, 0.014 sd from it.
+
+:func:`make_newton_sweep` follows each CAVI sweep with the Newton step for the mean on that
+bound, with ``q(theta)``'s covariance and the priors' ``q`` held and ``q(a)`` set to its
+optimum at the new mean; the step is halved until the bound does not fall (:func:`halve`: the
+bound is concave in the mean, its Hessian ``-(diag(prior precision) + C^T diag(Var f /
+chi^3/2) C)``). Where CAVI has converged the gradient is zero and so is the step: the fixed
+points are CAVI's. With SQUAREM over the pair, the same ascents take 9 and 16 sweeps and stop
+within 2e-6 sd of the optimum (a step's Hessian costs about half a sweep); on Rätsch's heart
+data and the toenail model 13 and 19 sweeps against 31 and 46.
+
+The Gaussian family (:mod:`bayesvm.vb.gaussian_family`) takes the same halved steps in the
+mean, along its own direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bayesvm.blocks.hinge import HingeAugmentation
+
+__all__ = [
+    "hinge_of",
+    "halve",
+    "mean_move",
+    "make_newton_sweep",
+    "SMALLEST_STEP",
+    "EVALUATION_NOISE",
+]
+
+#: The halving of a step stops here and keeps the current value.
+SMALLEST_STEP = 2.0**-30
+#: A step is kept unless it lowers the bound by more than this share of its size: two
+#: evaluations of the bound at nearly the same point differ by some 1e-14 of it.
+EVALUATION_NOISE = 1e-13
+
+
+def hinge_of(model):
+    """``model``'s hinge block, where it is the only latent block and the first block is
+    Gaussian coefficients with a tilt; else ``None``.
+    """
+    blocks = model.blocks
+    coefficients = getattr(model, "coefficients", None)
+    if not getattr(coefficients, "takes_tilt", False) or blocks[0] is not coefficients:
+        return None
+    latent = [block for block in blocks if block.latent]
+    if len(latent) != 1 or type(latent[0]) is not HingeAugmentation:
+        return None
+    return latent[0]
+
+
+def halve(propose: Callable, state, bound: float, bound_of: Callable):
+    """``propose(fraction) -> state`` at the largest of 1, 1/2, 1/4, ... whose bound
+    (``bound_of(state)``) is not below ``bound``, ``state``'s, with that bound; ``state``
+    itself and ``bound`` below :data:`SMALLEST_STEP`.
+    """
+    fraction = 1.0
+    while fraction >= SMALLEST_STEP:
+        trial = propose(fraction)
+        trial_bound = bound_of(trial)
+        if trial_bound >= bound - EVALUATION_NOISE * (1.0 + abs(bound)):
+            return trial, trial_bound
+        fraction /= 2.0
+    return state, bound
+
+
+def mean_move(coefficients, state, direction: np.ndarray) -> Callable:
+    """``fraction -> state`` with ``q(theta)``'s mean moved by ``fraction * direction`` and its
+    covariance held: the coefficient block's ``q`` and statistics, the others' as in ``state``.
+    """
+    params, stats = state
+    q, theta = params[coefficients.name], stats[coefficients.name]
+    f_direction = coefficients.design.predictor(direction)
+    variance = theta.square - theta.mean**2
+
+    def moved(fraction: float):
+        mean = theta.mean + fraction * direction
+        return (
+            {**params, coefficients.name: q._replace(mean=mean)},
+            {
+                **stats,
+                coefficients.name: theta._replace(
+                    mean=mean,
+                    square=mean**2 + variance,
+                    f_mean=theta.f_mean + fraction * f_direction,
+                ),
+            },
+        )
+
+    return moved
+
+
+def make_newton_sweep(model, sweep: Callable) -> Callable:
+    """``sweep`` (a CAVI sweep over ``model``'s blocks) followed by the Newton step in the mean
+    (module docstring); ``model`` needs :func:`hinge_of`. Same signature as ``sweep``.
+    """
+    coefficients, hinge = model.coefficients, hinge_of(model)
+    design = coefficients.design
+
+    def with_hinge_optimal(state):
+        params, stats = state
+        chi = hinge.conditional(stats)
+        return {**params, hinge.name: chi}, {**stats, hinge.name: hinge.expected_stats(chi)}
+
+    def bound_of(state) -> float:
+        params, stats = state
+        return sum(block.bound_term(params[block.name], stats) for block in model.blocks)
+
+    def step(state):
+        state, bound = sweep(state)
+        _, stats = state
+        theta = stats[coefficients.name]
+        prior_precision = coefficients.prior_precision(stats)
+        data = hinge.mean_field_expectation(theta.f_mean, theta.f_var)
+        gradient = design.transpose_times(data.slope) - prior_precision * theta.mean
+        hessian = design.gaussian(data.curvature, prior_precision)
+        move = mean_move(coefficients, state, hessian.solve(gradient))
+        return halve(lambda fraction: with_hinge_optimal(move(fraction)), state, bound, bound_of)
+
+    return step
