@@ -168,8 +168,12 @@ def weighted_gram(matrix_t: np.ndarray, weights: np.ndarray) -> np.ndarray:
     A symmetric rank-k update (BLAS ``dsyrk``: half the flops of a matrix product) over row
     chunks of ``diag(weights)^1/2 X`` that stay in cache, so no ``n x K`` temporary is made.
     Measured at n = 1e5, K = 101 on one thread: 35 ms against 50-90 ms for
-    ``X^T @ (weights[:, None] * X)``.
+    ``X^T @ (weights[:, None] * X)``. Where most weights are 0 the other rows are gathered
+    first, so that the work is theirs alone.
     """
+    nonzero = np.flatnonzero(weights)
+    if nonzero.size < weights.size // 2:  # most rows weigh nothing: gather the others
+        matrix_t, weights = matrix_t[:, nonzero], weights[nonzero]
     k, n = matrix_t.shape
     root = np.sqrt(weights)
     gram = np.zeros((k, k), order="F")
