@@ -31,13 +31,11 @@ __all__ = [
 ]
 
 # Work per iteration (floating-point operations) from which a fit may use several BLAS
-# threads. Measured on 2 cores (one VB iteration of ``MixedSVM.penalized``, medians): two
-# threads made an iteration slower at every size up to 5e9 flops (n = 20, d = 200: 0.45 ms
-# against 10-55 ms; n = 2000, d = 1000: 138 ms against 184 ms) and 1.12x faster at 5e10
-# (n = 5000, d = 2000). NumPy and SciPy each bring an OpenBLAS whose idle threads spin
-# between calls, and an iteration alternates the two, so below this size their thread pools
-# compete for the cores instead of sharing the work.
-MULTITHREAD_MIN_FLOPS = 1e10
+# threads (:func:`blas_threads_for`, NumPy's BLAS alone). Measured on 2 cores (medians of 3,
+# ``MixedSVM.penalized``): two threads were as fast as one below it (n = 200, d = 10; n = 20,
+# d = 200) and faster from 2e8 (VB at n = 1e4, d = 100: 0.48 s against 0.53 s; at n = 1e5,
+# d = 100: 2.5 s against 2.9 s).
+MULTITHREAD_MIN_FLOPS = 1e8
 
 # Bytes of the row chunks that :func:`weighted_gram` and :func:`quadratic_forms` stream through
 # (a few MiB: the chunk stays in cache between its scaling and its BLAS call).
@@ -87,21 +85,29 @@ def available_memory() -> int | None:
 def automatic_threads(flops_per_iteration: float) -> int:
     """BLAS threads for a fit whose iterations cost ``flops_per_iteration``.
 
-    One thread below :data:`MULTITHREAD_MIN_FLOPS` (where more threads were measured to cost
-    more than they save); above it, as many as there are usable cores left idle by the
-    machine's current load (1-minute load average), at least one. A busy machine therefore
-    gets one thread: a spinning BLAS thread that has to wait for a core made fits tens to
-    hundreds of times slower there.
+    One thread below :data:`MULTITHREAD_MIN_FLOPS` (where more threads were measured to gain
+    nothing); above it, as many as there are usable cores left idle by the machine's current
+    load (1-minute load average, rounded, this process's own share of it left out), at least
+    one. A busy machine therefore gets one thread: a spinning BLAS thread that has to wait for
+    a core made fits tens to hundreds of times slower there.
     """
     cores = usable_cores()
     if flops_per_iteration < MULTITHREAD_MIN_FLOPS or cores < 2:
         return 1
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return int(max(1, min(cores, cores - load + 1)))
+    return int(max(1, min(cores, round(cores - load + 1))))
 
 
 def blas_threads_for(flops_per_iteration: float, threads: int | None = None):
     """Context in which a fit runs, with its BLAS thread pools limited.
+
+    NumPy's and SciPy's wheels each bring an OpenBLAS, and an iteration alternates between
+    them (matrix products in NumPy, factorisations and rank-k updates in SciPy); with two
+    threads each, each pool's idle threads spin between its calls and take the cores from the
+    other's (at n = 1e5, d = 100, ``C^T W C`` and ``dg(C Sigma C^T)`` took 120 ms against 85
+    ms on one thread). So the threads go to NumPy's BLAS alone, which takes the matrix
+    products (``C theta`` for a block of draws: twice as fast), and every other BLAS gets one;
+    where NumPy's BLAS is not its own (one shared BLAS, e.g. conda's), they all get them.
 
     Parameters
     ----------
@@ -112,7 +118,20 @@ def blas_threads_for(flops_per_iteration: float, threads: int | None = None):
     """
     if threads is None:
         threads = automatic_threads(flops_per_iteration)
-    return _controller().limit(limits=min(threads, usable_cores()), user_api="blas")
+    controller = _controller()
+    limits = {pool.filepath: 1 for pool in controller.lib_controllers}
+    numpys = [path for path in limits if _is_numpys(path)]
+    for path in numpys or limits:
+        limits[path] = min(threads, usable_cores())
+    return controller.limit(limits=limits, user_api="blas")
+
+
+def _is_numpys(path: str) -> bool:
+    """Whether the BLAS at ``path`` is the one NumPy's wheel brings (in ``numpy.libs`` or
+    NumPy's own folder).
+    """
+    site = os.path.dirname(os.path.dirname(np.__file__))
+    return os.path.relpath(path, site).split(os.sep)[0] in ("numpy", "numpy.libs")
 
 
 def cholesky_lower(precision: np.ndarray) -> np.ndarray:
