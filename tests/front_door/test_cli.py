@@ -184,9 +184,10 @@ def test_bench_targets_prints_one_table_of_goals(monkeypatch, capsys):
     assert cli.main(["bench", "--model", "targets", "--quick"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "| target | measured | goal | result | detail | load_1min |"
-    assert len(lines) == 2 + 7
+    assert len(lines) == 2 + 8
     assert lines[2].startswith("| penalized VB / LIBLINEAR seconds, 2,000 x 10 |")
-    assert "| > 1 | not measured |" in lines[3]
+    assert "| <= 0.05 | pass |" in lines[3]
+    assert "| > 1 | not measured |" in lines[4]
 
 
 def test_bench_plot_is_for_the_peers_only(tmp_path, capsys):
