@@ -18,6 +18,8 @@ __all__ = [
     "log_det_from_cholesky",
     "weighted_gram",
     "quadratic_forms",
+    "matrix_times",
+    "transpose_times",
     "row_chunks",
     "inverse_factor",
     "inverse_diagonal",
@@ -31,10 +33,9 @@ __all__ = [
 ]
 
 # Work per iteration (floating-point operations) from which a fit may use several BLAS
-# threads (:func:`blas_threads_for`, NumPy's BLAS alone). Measured on 2 cores (medians of 3,
+# threads (:func:`blas_threads_for`). Measured on 2 cores (medians of 3,
 # ``MixedSVM.penalized``): two threads were as fast as one below it (n = 200, d = 10; n = 20,
-# d = 200) and faster from 2e8 (VB at n = 1e4, d = 100: 0.48 s against 0.53 s; at n = 1e5,
-# d = 100: 2.5 s against 2.9 s).
+# d = 200) and faster from 2e8.
 MULTITHREAD_MIN_FLOPS = 1e8
 
 # Bytes of the row chunks that :func:`weighted_gram` and :func:`quadratic_forms` stream through
@@ -98,16 +99,18 @@ def automatic_threads(flops_per_iteration: float) -> int:
     return int(max(1, min(cores, round(cores - load + 1))))
 
 
-def blas_threads_for(flops_per_iteration: float, threads: int | None = None):
+def blas_threads_for(
+    flops_per_iteration: float, threads: int | None = None, *, every_blas: bool = False
+):
     """Context in which a fit runs, with its BLAS thread pools limited.
 
-    NumPy's and SciPy's wheels each bring an OpenBLAS, and an iteration alternates between
-    them (matrix products in NumPy, factorisations and rank-k updates in SciPy); with two
-    threads each, each pool's idle threads spin between its calls and take the cores from the
-    other's (at n = 1e5, d = 100, ``C^T W C`` and ``dg(C Sigma C^T)`` took 120 ms against 85
-    ms on one thread). So the threads go to NumPy's BLAS alone, which takes the matrix
-    products (``C theta`` for a block of draws: twice as fast), and every other BLAS gets one;
-    where NumPy's BLAS is not its own (one shared BLAS, e.g. conda's), they all get them.
+    NumPy's and SciPy's wheels each bring an OpenBLAS. Where an iteration alternates calls
+    into both with threads in each, each pool's idle threads spin between its calls and take
+    the cores from the other's (at n = 1e5, d = 100, ``C^T W C`` and ``dg(C Sigma C^T)`` took
+    120 ms against 85 ms on one thread). So bayesvm's linear algebra runs in SciPy's BLAS alone
+    (this module's functions, the designs' products included) and the threads go to that pool;
+    every other BLAS gets one. Where SciPy's BLAS is not its own (one shared BLAS, e.g.
+    conda's), they all get them.
 
     Parameters
     ----------
@@ -115,23 +118,46 @@ def blas_threads_for(flops_per_iteration: float, threads: int | None = None):
         The fit's work per iteration (a model's ``flops_per_iteration``).
     threads : int, optional
         Threads to use, capped by :func:`usable_cores`; default :func:`automatic_threads`.
+    every_blas : bool
+        Give every BLAS the threads: for a program that calls one BLAS alone (a peer timed
+        beside bayesvm, such as a NumPy script or scikit-learn).
     """
     if threads is None:
         threads = automatic_threads(flops_per_iteration)
+    threads = min(threads, usable_cores())
     controller = _controller()
     limits = {pool.filepath: 1 for pool in controller.lib_controllers}
-    numpys = [path for path in limits if _is_numpys(path)]
-    for path in numpys or limits:
-        limits[path] = min(threads, usable_cores())
+    scipys = [path for path in limits if _is_scipys(path)]
+    for path in limits if every_blas or not scipys else scipys:
+        limits[path] = threads
     return controller.limit(limits=limits, user_api="blas")
 
 
-def _is_numpys(path: str) -> bool:
-    """Whether the BLAS at ``path`` is the one NumPy's wheel brings (in ``numpy.libs`` or
-    NumPy's own folder).
+def _is_scipys(path: str) -> bool:
+    """Whether the BLAS at ``path`` is the one SciPy's wheel brings (in ``scipy.libs`` or
+    SciPy's own folder).
     """
-    site = os.path.dirname(os.path.dirname(np.__file__))
-    return os.path.relpath(path, site).split(os.sep)[0] in ("numpy", "numpy.libs")
+    site = os.path.dirname(os.path.dirname(os.path.dirname(blas.__file__)))
+    return os.path.relpath(path, site).split(os.sep)[0] in ("scipy", "scipy.libs")
+
+
+def matrix_times(matrix_t: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``X theta`` for ``theta`` of shape ``(..., K)``, given ``X^T`` (``K x n``, Fortran
+    order): shape ``(..., n)``, by SciPy's BLAS (:func:`blas_threads_for`).
+    """
+    theta = np.asarray(theta, dtype=float)
+    if theta.ndim == 1:
+        return blas.dgemv(1.0, matrix_t, theta, trans=1)
+    rows = theta.reshape(-1, theta.shape[-1])
+    product = blas.dgemm(1.0, matrix_t, rows, trans_a=1, trans_b=1).T
+    return product.reshape(*theta.shape[:-1], matrix_t.shape[1])
+
+
+def transpose_times(matrix_t: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``X^T v`` for ``v`` of shape ``(n,)``, given ``X^T`` (``K x n``, Fortran order), by
+    SciPy's BLAS (:func:`blas_threads_for`).
+    """
+    return blas.dgemv(1.0, matrix_t, np.asarray(values, dtype=float))
 
 
 def cholesky_lower(precision: np.ndarray) -> np.ndarray:

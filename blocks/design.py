@@ -29,7 +29,9 @@ from bayesvm.linalg import (
     cholesky_solve,
     inverse_factor,
     log_det_from_cholesky,
+    matrix_times,
     quadratic_forms,
+    transpose_times,
     triangular_solve,
     weighted_gram,
 )
@@ -67,7 +69,7 @@ class DenseDesign:
 
     def predictor(self, theta: np.ndarray) -> np.ndarray:
         """``C theta`` for ``theta`` of shape ``(..., K)``; result ``(..., n)``."""
-        return theta @ self.matrix_t
+        return matrix_times(self.matrix_t, theta)
 
     def with_effects(self, Z: np.ndarray) -> DenseDesign:
         """``[X, Z]``: this design's ``X`` beside new ``Z`` (a design completed anew)."""
@@ -75,7 +77,7 @@ class DenseDesign:
 
     def transpose_times(self, values: np.ndarray) -> np.ndarray:
         """``C^T v`` for ``v`` of shape ``(n,)``."""
-        return self.matrix_t @ values
+        return transpose_times(self.matrix_t, values)
 
     def dense(self) -> np.ndarray:
         """``C`` itself."""

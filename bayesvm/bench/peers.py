@@ -196,7 +196,7 @@ def _external(fit: Callable[[PeerData, int], object], counterpart: str):
 
     def run(data: PeerData, settings: dict, seed: int) -> dict:
         work = getattr(data, counterpart).flops_per_iteration
-        with warnings.catch_warnings(), blas_threads_for(work):
+        with warnings.catch_warnings(), blas_threads_for(work, every_blas=True):
             warnings.simplefilter("ignore", SklearnConvergenceWarning)
             start = time.perf_counter()
             fitted = fit(data, seed)

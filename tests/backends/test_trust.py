@@ -257,19 +257,30 @@ def test_requested_threads_are_capped_by_the_usable_cores():
     assert counts == [1] * len(counts)
 
 
-def test_threads_go_to_numpys_blas_alone_where_scipy_brings_another():
-    """Two OpenBLAS pools with threads each spin against each other (bayesvm.linalg)."""
-    pools = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
-    site = os.path.dirname(os.path.dirname(np.__file__))
-    numpys = [p for p in pools if os.path.relpath(p["filepath"], site).startswith("numpy")]
-    if len(pools) < 2 or not numpys or usable_cores() < 2:
-        pytest.skip("needs NumPy's own BLAS beside another, and two cores")
-    with blas_threads_for(1.0, threads=2):
-        counts = {
-            p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"
-        }
-    assert [counts[p["filepath"]] for p in numpys] == [2] * len(numpys)
-    assert sorted(counts.values()) == [1] * (len(counts) - len(numpys)) + [2] * len(numpys)
+def test_threads_go_to_scipys_blas_alone_where_numpy_brings_another():
+    """Two OpenBLAS pools with threads each spin against each other (bayesvm.linalg); a peer
+    that calls one BLAS alone gets the threads in every one.
+    """
+    from scipy.linalg import blas
+
+    pools = [pool["filepath"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    site = os.path.dirname(os.path.dirname(os.path.dirname(blas.__file__)))
+    scipys = [path for path in pools if os.path.relpath(path, site).startswith("scipy")]
+    if len(pools) < 2 or not scipys or usable_cores() < 2:
+        pytest.skip("needs SciPy's own BLAS beside another, and two cores")
+
+    def threads(**options):
+        with blas_threads_for(1.0, threads=2, **options):
+            return {
+                p["filepath"]: p["num_threads"]
+                for p in threadpool_info()
+                if p["user_api"] == "blas"
+            }
+
+    ours = threads()
+    assert [ours[path] for path in scipys] == [2] * len(scipys)
+    assert all(ours[path] == 1 for path in pools if path not in scipys)
+    assert set(threads(every_blas=True).values()) == {2}
 
 
 def test_threads_option_gives_the_same_fit():
