@@ -23,6 +23,7 @@ from bayesvm.blocks import (
 )
 from bayesvm.blocks.design import DenseDesign
 from bayesvm.models.feature_model import FeatureModel
+from bayesvm.models.links import log_sigmoid
 from bayesvm.models.validation import (
     check_positive_finite,
     design_and_names,
@@ -162,7 +163,7 @@ class LogisticRegression(FeatureModel):
         ``w`` (VB: the draws from ``q``; its :meth:`predict_proba` is the bound's closed form
         instead).
         """
-        return log_expit(labels * self.predictor(self.X, fit.coefficient_draws()))
+        return log_sigmoid(labels * self.predictor(self.X, fit.coefficient_draws()))
 
     def predict(self, fit, X_new) -> np.ndarray:
         """The more probable class under :meth:`predict_proba`."""
