@@ -431,7 +431,9 @@ def _run_on_cluster(
             "scheduler= runs tasks on a Dask cluster and needs dask.distributed: "
             'pip install "bayesvm[distributed]"'
         ) from error
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    # set_as_default=False: the tasks go to this client's executor alone, and a client that
+    # fails to connect leaves no Dask-wide scheduler behind for the rest of the process.
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler, set_as_default=False)
     # pure=False: every task is computed, whatever Dask's hashing of its arguments says.
     executor = client.get_executor(pure=False)
     try:
