@@ -23,8 +23,9 @@ prune). The methods, in :data:`PEERS`' groups:
 Drugowitsch's models and his script get a column of ones for the bias, as his examples do;
 scikit-learn fits its intercept itself. The samplers run Luts-Ormerod's Gibbs settings and
 PyMC's usual NUTS settings (:data:`bayesvm.bench.penalized.SETTINGS`), one chain. A peer from
-outside bayesvm runs with the BLAS threads :func:`bayesvm.fit` would give our model of the
-same data (:func:`bayesvm.linalg.automatic_threads`), so that all are timed alike.
+outside bayesvm runs with as many BLAS threads as :func:`bayesvm.fit` would give our model of
+the same data (:func:`bayesvm.linalg.automatic_threads`), in every BLAS (it calls one), so
+that all are timed alike.
 
 A method is timed up to its size limit (:data:`SIZE_LIMITS`), where its time would explode;
 above it, and where an optional package is missing, its row has no time and a note says why.
