@@ -117,7 +117,10 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
     threads : int, optional
         BLAS threads for the fit, at most the cores this process may use. By default one,
         unless an iteration's work is large enough for more to pay off and the machine has
-        idle cores (:func:`bayesvm.linalg.automatic_threads`).
+        idle cores (:func:`bayesvm.linalg.automatic_threads`). Sums split between threads
+        round differently, so a fit given another number of threads can differ in the last
+        digits (a sampler's chain, in its later draws); give ``threads`` for the same
+        numbers on a machine whatever its load.
     **options
         Passed to the backend (``chains``, ``draws``, ``tune``, ``tol``,
         ``max_iter``, ``progressbar``, ...); see each backend's docstring.
