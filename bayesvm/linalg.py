@@ -128,7 +128,8 @@ def blas_threads_for(
     controller = _controller()
     limits = {pool.filepath: 1 for pool in controller.lib_controllers}
     scipys = [path for path in limits if _is_scipys(path)]
-    for path in limits if every_blas or not scipys else scipys:
+    threaded = limits if every_blas or not scipys else scipys
+    for path in threaded:
         limits[path] = threads
     return controller.limit(limits=limits, user_api="blas")
 

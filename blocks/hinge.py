@@ -174,11 +174,12 @@ class HingeAugmentation(Block):
         """
         margin = 1.0 - self.y * f_mean
         chi = margin**2 + f_var
-        root = np.sqrt(np.maximum(chi, CHI_FLOOR))
+        kept = np.maximum(chi, CHI_FLOOR)
+        root = np.sqrt(kept)
         value = -self.scale * float(np.sum(margin + 0.5 * (root + chi / root)))
         slope = self.scale * self.y * (1.0 + margin / root)
         floored = chi < CHI_FLOOR  # there the term is quadratic in the margin
-        curvature = self.scale * np.where(floored, 1.0, f_var / np.maximum(chi, CHI_FLOOR)) / root
+        curvature = self.scale * np.where(floored, 1.0, f_var / kept) / root
         return GaussianExpectation(value, slope, curvature)
 
     def log_likelihood_along(self, offset: np.ndarray, direction: np.ndarray):

@@ -45,11 +45,15 @@ def test_mean_field_expectation_is_the_bound_at_the_optimal_q_of_a():
     assert np.all(chi[[0, 1, 2, 3, 4, 6]] > CHI_FLOOR)
 
 
+def _papers_start(model):
+    return initial_state(model.blocks, [block.starts[0] for block in model.blocks])
+
+
 def _cavi_optimum(model, tol):
     """Plain CAVI with SQUAREM from the papers' start: the result and its sweeps."""
     step = Squarem(make_cavi_step(model.blocks))
-    state = initial_state(model.blocks, [block.starts[0] for block in model.blocks])
-    return run_ascent(state, step, tol=tol, max_iter=20_000, relative=True), step.sweeps
+    result = run_ascent(_papers_start(model), step, tol=tol, max_iter=20_000, relative=True)
+    return result, step.sweeps
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +81,5 @@ def test_newton_steps_reach_cavi_optimum_in_fewer_sweeps(name, heart_model, spam
 def test_without_acceleration_vb_is_the_papers_coordinate_ascent(heart_model):
     fit = bayesvm.fit(heart_model, "vb", accelerate=False, starts=1, progressbar=False)
     step = make_cavi_step(heart_model.blocks)
-    state = initial_state(heart_model.blocks, [block.starts[0] for block in heart_model.blocks])
-    papers = run_ascent(state, step, **heart_model.vb_settings)
+    papers = run_ascent(_papers_start(heart_model), step, **heart_model.vb_settings)
     np.testing.assert_allclose(fit.lower_bound_trace, papers.trace, rtol=1e-12)

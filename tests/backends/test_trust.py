@@ -267,7 +267,10 @@ def test_threads_go_to_scipys_blas_alone_where_numpy_brings_another():
     site = os.path.dirname(os.path.dirname(os.path.dirname(blas.__file__)))
     scipys = [path for path in pools if os.path.relpath(path, site).startswith("scipy")]
     if len(pools) < 2 or not scipys or usable_cores() < 2:
-        pytest.skip("needs SciPy's own BLAS beside another, and two cores")
+        pytest.skip(
+            "one BLAS shared by NumPy and SciPy (e.g. conda's), or one core: there are no "
+            "two pools to give the threads to one of"
+        )
 
     def threads(**options):
         with blas_threads_for(1.0, threads=2, **options):
