@@ -1,0 +1,95 @@
+"""The default SVM's path solver (case_studies/default_svm.py): LIBSVM for the large alphas,
+the exact active-set step below where LIBSVM slows down, LIBSVM again where that step would
+take too long."""
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from bayesvm.blocks.hinge_mode import hinge_objective
+from bayesvm.case_studies import default_svm
+from bayesvm.case_studies.default_svm import (
+    SMO_ITERATIONS_PER_ROW,
+    fit_default_svm,
+    linear_svm_path,
+    svm_for,
+)
+from bayesvm.case_studies.simulated import simulate_dataset
+
+#: Descending: LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per row at 0.01 on
+#: the data below, so 0.001 goes to the active-set step.
+GRID = np.array([1.0, 0.1, 0.01, 0.001])
+
+
+@pytest.fixture(scope="module")
+def overlapping():
+    """60 rows, 3 columns, classes that no hyperplane separates."""
+    D, y, _, _ = simulate_dataset(60, 3, 10, np.random.default_rng(0))
+    return D, y
+
+
+def _objective(D, y, theta, alpha):
+    """``F`` of blocks.hinge_mode: -2 times the SVM's objective."""
+    rows = y[:, None] * np.column_stack([np.ones(y.size), D])
+    precision = np.r_[0.0, np.full(D.shape[1], 4.0 * alpha)]
+    return hinge_objective(rows, theta, precision, np.zeros_like(precision))
+
+
+def _libsvm(D, y, alpha, **options):
+    fitted = SVC(kernel="linear", C=1.0 / (2.0 * alpha), **options).fit(D, y)
+    return np.concatenate([fitted.intercept_, fitted.coef_[0]])
+
+
+def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
+    D, y = overlapping
+    assert svm_for(0.01).fit(D, y).n_iter_[0] > SMO_ITERATIONS_PER_ROW * y.size
+    built = []
+
+    def spy(rows):
+        built.append(rows.shape)
+        return make_step(rows)
+
+    make_step = default_svm.make_hinge_mode_step
+    monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
+    path = linear_svm_path(D, y, GRID)
+    assert built == [(60, 4)]
+    for alpha, theta in zip(GRID[:3], path[:3], strict=True):  # LIBSVM's own solutions
+        np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
+    # At 0.001: the exact minimiser, at least as good as LIBSVM at a 100 times tighter
+    # tolerance (up to round-off) and within that tolerance's reach of it.
+    tight = _libsvm(D, y, GRID[3], tol=1e-5)
+    best = _objective(D, y, tight, GRID[3])
+    assert _objective(D, y, path[3], GRID[3]) >= best - 1e-12 * abs(best)
+    assert np.max(np.abs(path[3] - tight)) <= 1e-2 * np.max(np.abs(tight))
+
+
+def test_libsvm_takes_over_when_the_active_set_step_would_take_long(overlapping, monkeypatch):
+    D, y = overlapping
+    monkeypatch.setattr(default_svm, "ACTIVE_SET_STEPS", 0)
+    path = linear_svm_path(D, y, GRID)
+    for alpha, theta in zip(GRID, path, strict=True):
+        np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
+
+
+def test_the_path_keeps_the_order_of_its_alphas(overlapping):
+    D, y = overlapping
+    shuffled = GRID[[2, 0, 3, 1]]
+    np.testing.assert_allclose(
+        linear_svm_path(D, y, shuffled), linear_svm_path(D, y, GRID)[[2, 0, 3, 1]], rtol=1e-12
+    )
+
+
+def test_default_svm_keeps_the_labels_coding(overlapping):
+    D, y = overlapping
+    labels = np.where(y > 0, "spam", "mail")
+    fitted = fit_default_svm(D, labels, coarse_alphas=[0.1, 1.0], n_holdouts=2, seed=0)
+    assert list(fitted.classes) == ["mail", "spam"]
+    coded = fit_default_svm(D, y, coarse_alphas=[0.1, 1.0], n_holdouts=2, seed=0)
+    assert fitted.alpha == coded.alpha
+    np.testing.assert_array_equal(fitted.predict(D) == "spam", coded.predict(D) == 1)
+
+
+def test_default_svm_refuses_one_class(overlapping):
+    D, y = overlapping
+    with pytest.raises(ValueError, match="two classes"):
+        fit_default_svm(D, np.ones_like(y), n_holdouts=2)
