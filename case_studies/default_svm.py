@@ -7,28 +7,27 @@ paper's R package e1071 does). ``alpha`` is chosen in two stages: a coarse grid,
 scored by its mean classification error over random 3/4-1/4 splits of the training data,
 then a finer grid centred at the best coarse value, scored on the same splits.
 
-Each grid is solved as a path, from the largest ``alpha`` down (:func:`linear_svm_path`).
-LIBSVM's SMO solves the large values in milliseconds, but on data no hyperplane separates its
-iterations grow about tenfold per decade of ``C``: at ``alpha = 1e-4`` a fit of 75 rows and
-10 columns takes 4 s. Once LIBSVM needed more than :data:`SMO_ITERATIONS_PER_ROW` iterations
-per row, the smaller values go to the exact active-set step of
-:mod:`bayesvm.blocks.hinge_mode` (the hinge's Gaussian-prior mode, here with a flat prior on
-the intercept), started from the previous value's solution: on such data few points cross
-the margin between neighbouring values, and it needs 1-15 steps of a few milliseconds. Where
-it would need more than :data:`ACTIVE_SET_STEPS` (many points crossing one at a time, as on
-the spam data), LIBSVM solves that value and the rest of the grid. Both solve the same
-problem: the active set's solutions are exact, LIBSVM's within its tolerance (``1e-3``,
-e1071's default too).
+Each grid is solved as a path, from the largest ``alpha`` down (:func:`linear_svm_path`; the
+fine grid's values on the coarse grid keep their errors, its path through the others goes on
+from the split's coarse path, and the final fit's passes through the coarse values above
+it). LIBSVM's SMO solves the large values in milliseconds, but where the
+classes overlap its iterations grow about tenfold per decade of ``C``: at ``alpha = 1e-4`` a
+fit of 75 rows and 10 columns takes 4 s, of 375 rows and 50 columns up to 35 s. Once a
+LIBSVM fit needed more than :data:`SMO_ITERATIONS_PER_ROW` iterations per row, the smaller
+values go to the exact active-set step of :mod:`bayesvm.blocks.hinge_mode` (the hinge's
+Gaussian-prior mode, here with a flat prior on the intercept), started from the previous
+value's solution: few points cross the margin between neighbouring values, and it needs
+10-60 steps of a few milliseconds. Where it would need more than :data:`ACTIVE_SET_STEPS`
+(many points crossing one at a time, as on the spam data), LIBSVM solves that value and the
+rest of the grid. Both solve the same problem: the active set's solutions are exact,
+LIBSVM's within its tolerance (``1e-3``, e1071's default too).
 
-The threshold is where the simulated study's data sets part (section 4.2): those with 10
-columns pass it at ``alpha = 0.01`` (400-4700 iterations per row) and their smaller values
-take the active set 1-15 steps; those with 100 columns stay below it (10-85 per row: nearly
-separable data, where the active set would need hundreds of steps and LIBSVM takes 20 ms),
-and those with 50 columns pass it late if at all (375 rows: 230 per row at 0.1, then 30-60
-steps, about LIBSVM's time). A lower threshold costs more than it saves: on the cardiac
-data, whose LIBSVM fits slow down below ``alpha = 0.01`` at 14 iterations per row, the
-active set needs 40-160 steps of 7 ms per decade, and on data sets with 50-100 columns it
-runs into its step limit.
+The two constants were chosen on the simulated study's data sets (section 4.2; one or two
+per cell, 10 hold-outs): the default SVMs of all twelve took 12 s, against 52 s with at
+most 50 steps (the active set gave up on 375 x 50 data where LIBSVM then took 35 s) and 26 s
+with a threshold of 50 iterations per row (the active set started where LIBSVM was still
+fast). On the cardiac data LIBSVM stays below the threshold at the grid's values (at most 14
+iterations per row at ``alpha = 0.01``).
 """
 
 from __future__ import annotations
@@ -68,7 +67,7 @@ VALIDATION_SHARE = 0.25
 #: the active-set step (module docstring).
 SMO_ITERATIONS_PER_ROW = 200
 #: Steps the active-set step may take at one ``alpha`` before LIBSVM solves it instead.
-ACTIVE_SET_STEPS = 50
+ACTIVE_SET_STEPS = 150
 #: The active-set step has converged when the objective rises by less than this times its
 #: value at zero (``2 n``), as :mod:`bayesvm.samplers.em` stops.
 ACTIVE_SET_TOL = 1e-15
@@ -114,7 +113,9 @@ def svm_for(alpha: float) -> SVC:
     return SVC(kernel="linear", C=1.0 / (2.0 * alpha))
 
 
-def linear_svm_path(D: np.ndarray, signs: np.ndarray, alphas) -> np.ndarray:
+def linear_svm_path(
+    D: np.ndarray, signs: np.ndarray, alphas, start: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The linear SVM at each of ``alphas``, solved from the largest down (module docstring).
 
     Parameters
@@ -124,32 +125,38 @@ def linear_svm_path(D: np.ndarray, signs: np.ndarray, alphas) -> np.ndarray:
         Labels coded -1/+1, both present.
     alphas : array-like of shape (n_alphas,)
         Positive penalties, in any order.
+    start : ndarray of shape (1 + n_features,), optional
+        A solution at a larger penalty, marked ``warm`` by an earlier path on the same data:
+        the active-set step goes on from it.
 
     Returns
     -------
-    ndarray of shape (n_alphas, 1 + n_features)
+    solutions : ndarray of shape (n_alphas, 1 + n_features)
         Row ``j``: the intercept and the weights minimising
         ``sum_i (1 - signs_i f(x_i))_+ + alphas[j] ||w||^2``.
+    warm : ndarray of bool, shape (n_alphas,)
+        Whether the active-set step goes on from that solution to smaller penalties.
     """
     alphas = np.asarray(alphas, dtype=float)
     rows = signs[:, None] * np.column_stack([np.ones(signs.size), D])
     active_set = None  # the step of blocks.hinge_mode, built when first needed
-    use_active_set = True  # until it once needs more than ACTIVE_SET_STEPS
     solutions = np.empty((alphas.size, rows.shape[1]))
-    previous = None  # the last solution, once LIBSVM has slowed down
+    warm = np.zeros(alphas.size, dtype=bool)
+    previous = start  # the solution the active-set step goes on from, if any
+    gave_up = False  # the active set once took too many steps: LIBSVM from there on
     for j in np.argsort(-alphas, kind="stable"):
-        if previous is not None and use_active_set:
+        if previous is not None:
             active_set = active_set or make_hinge_mode_step(rows)
             previous = _active_set_solution(rows, previous, alphas[j], active_set)
             if previous is not None:
-                solutions[j] = previous
+                solutions[j], warm[j] = previous, True
                 continue
-            use_active_set = False
+            gave_up = True
         libsvm = svm_for(alphas[j]).fit(D, signs)
         solutions[j] = np.concatenate([libsvm.intercept_, libsvm.coef_[0]])
-        if libsvm.n_iter_[0] > SMO_ITERATIONS_PER_ROW * signs.size:
-            previous = solutions[j]
-    return solutions
+        if not gave_up and libsvm.n_iter_[0] > SMO_ITERATIONS_PER_ROW * signs.size:
+            previous, warm[j] = solutions[j], True
+    return solutions, warm
 
 
 def _active_set_solution(rows, start, alpha, step) -> np.ndarray | None:
@@ -182,7 +189,9 @@ def fine_grid(
     return centre * 10.0 ** np.linspace(-decades, decades, points)
 
 
-def holdout_errors(D: np.ndarray, y: np.ndarray, alphas: np.ndarray, splits) -> np.ndarray:
+def holdout_errors(
+    D: np.ndarray, y: np.ndarray, alphas: np.ndarray, splits, starts=None
+) -> tuple[np.ndarray, list]:
     """Mean classification error of each ``alpha`` over the hold-out ``splits``.
 
     Parameters
@@ -192,20 +201,41 @@ def holdout_errors(D: np.ndarray, y: np.ndarray, alphas: np.ndarray, splits) -> 
         Labels coded -1/+1.
     alphas : ndarray of shape (n_alphas,)
     splits : sequence of (fit_index, validation_index)
+    starts : sequence of ndarray or None, optional
+        Per split, the ``start`` of its path (:func:`linear_svm_path`).
 
     Returns
     -------
-    ndarray of shape (n_alphas,)
+    errors : ndarray of shape (n_alphas,)
         Plain (not balanced) error, as section 4.1 tunes on "classification error".
+    paths : list of (solutions, warm)
+        Each split's :func:`linear_svm_path`.
     """
     errors = np.zeros(len(alphas))
-    for fit_index, validation_index in splits:
-        path = linear_svm_path(D[fit_index], y[fit_index], alphas)
+    paths = []
+    for (fit_index, validation_index), start in zip(
+        splits, starts or [None] * len(splits), strict=True
+    ):
+        solutions, warm = linear_svm_path(D[fit_index], y[fit_index], alphas, start)
+        paths.append((solutions, warm))
         # Decision values of every alpha at once: (n_validation, n_alphas).
-        decision = D[validation_index] @ path[:, 1:].T + path[:, 0]
+        decision = D[validation_index] @ solutions[:, 1:].T + solutions[:, 0]
         predicted = np.where(decision > 0.0, 1, -1)
         errors += np.mean(predicted != y[validation_index][:, None], axis=0)
-    return errors / len(splits)
+    return errors / len(splits), paths
+
+
+def _continuation(alphas, path, below: float) -> np.ndarray | None:
+    """The ``start`` for a path below ``below`` from an earlier ``path`` over ``alphas``.
+
+    Its solution at the smallest of ``alphas`` not below (to round-off), if warm; else None.
+    """
+    solutions, warm = path
+    above = np.flatnonzero(alphas >= below * (1.0 - 1e-12))
+    if above.size == 0:
+        return None
+    nearest = above[np.argmin(alphas[above])]
+    return solutions[nearest] if warm[nearest] else None
 
 
 def fit_default_svm(
@@ -263,12 +293,21 @@ def fit_default_svm(
     )
     splits = list(splitter.split(D, y))
     signs = np.where(y == classes[1], 1, -1)
-    coarse_errors = holdout_errors(D, signs, coarse_alphas, splits)
+    coarse_errors, coarse_paths = holdout_errors(D, signs, coarse_alphas, splits)
     fine_alphas = fine_grid(coarse_alphas[_best(coarse_errors)], fine_decades, fine_points)
-    fine_errors = holdout_errors(D, signs, fine_alphas, splits)
+    # The fine grid's values on the coarse grid keep their errors; each split's path through
+    # the others goes on from its coarse path where the active set had taken over.
+    on_coarse = np.isclose(fine_alphas[:, None], coarse_alphas, rtol=1e-12, atol=0.0)
+    new = ~on_coarse.any(axis=1)
+    fine_errors = on_coarse.astype(float) @ coarse_errors
+    if new.any():
+        top = fine_alphas[new].max()
+        starts = [_continuation(coarse_alphas, path, top) for path in coarse_paths]
+        fine_errors[new], _ = holdout_errors(D, signs, fine_alphas[new], splits, starts)
     alpha = float(fine_alphas[_best(fine_errors)])
-    # The final fit as the path's end, through the coarse values above ``alpha``.
-    final = linear_svm_path(D, signs, np.append(coarse_alphas[coarse_alphas > alpha], alpha))[-1]
+    # The final fit as the end of a path through the coarse values above ``alpha``.
+    through = np.append(coarse_alphas[coarse_alphas > alpha], alpha)
+    final = linear_svm_path(D, signs, through)[0][-1]
     return DefaultSVM(
         alpha=alpha,
         weights=final[1:],

@@ -8,16 +8,11 @@ from sklearn.svm import SVC
 
 from bayesvm.blocks.hinge_mode import hinge_objective
 from bayesvm.case_studies import default_svm
-from bayesvm.case_studies.default_svm import (
-    SMO_ITERATIONS_PER_ROW,
-    fit_default_svm,
-    linear_svm_path,
-    svm_for,
-)
+from bayesvm.case_studies.default_svm import fit_default_svm, linear_svm_path
 from bayesvm.case_studies.simulated import simulate_dataset
 
-#: Descending: LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per row at 0.01 on
-#: the data below, so 0.001 goes to the active-set step.
+#: Descending: on the data below LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per
+#: row at 0.01, so 0.001 goes to the active-set step.
 GRID = np.array([1.0, 0.1, 0.01, 0.001])
 
 
@@ -42,8 +37,7 @@ def _libsvm(D, y, alpha, **options):
 
 def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
     D, y = overlapping
-    assert svm_for(0.01).fit(D, y).n_iter_[0] > SMO_ITERATIONS_PER_ROW * y.size
-    built = []
+    built = []  # the active-set step is built once, when the path first needs it
 
     def spy(rows):
         built.append(rows.shape)
@@ -51,8 +45,9 @@ def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
 
     make_step = default_svm.make_hinge_mode_step
     monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
-    path = linear_svm_path(D, y, GRID)
+    path, warm = linear_svm_path(D, y, GRID)
     assert built == [(60, 4)]
+    assert list(warm) == [False, False, True, True]
     for alpha, theta in zip(GRID[:3], path[:3], strict=True):  # LIBSVM's own solutions
         np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
     # At 0.001: the exact minimiser, at least as good as LIBSVM at a 100 times tighter
@@ -63,20 +58,43 @@ def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
     assert np.max(np.abs(path[3] - tight)) <= 1e-2 * np.max(np.abs(tight))
 
 
+def test_separable_data_stay_with_libsvm(monkeypatch):
+    # 150 rows, 100 columns: SMO's iterations level off at about 10 per row as the penalty
+    # falls, so LIBSVM stays fast and solves every value.
+    D, y, _, _ = simulate_dataset(150, 100, 10, np.random.default_rng(1))
+    built = []
+    monkeypatch.setattr(default_svm, "make_hinge_mode_step", built.append)
+    path, warm = linear_svm_path(D, y, GRID)
+    assert built == []
+    assert not warm.any()
+    np.testing.assert_allclose(path[-1], _libsvm(D, y, GRID[-1]), rtol=1e-12, atol=1e-12)
+
+
 def test_libsvm_takes_over_when_the_active_set_step_would_take_long(overlapping, monkeypatch):
     D, y = overlapping
     monkeypatch.setattr(default_svm, "ACTIVE_SET_STEPS", 0)
-    path = linear_svm_path(D, y, GRID)
+    path, warm = linear_svm_path(D, y, GRID)
+    assert list(warm) == [False, False, True, False]  # tried once from 0.01, then LIBSVM
     for alpha, theta in zip(GRID, path, strict=True):
         np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
 
 
 def test_the_path_keeps_the_order_of_its_alphas(overlapping):
     D, y = overlapping
-    shuffled = GRID[[2, 0, 3, 1]]
-    np.testing.assert_allclose(
-        linear_svm_path(D, y, shuffled), linear_svm_path(D, y, GRID)[[2, 0, 3, 1]], rtol=1e-12
-    )
+    order = [2, 0, 3, 1]
+    shuffled, shuffled_warm = linear_svm_path(D, y, GRID[order])
+    path, warm = linear_svm_path(D, y, GRID)
+    np.testing.assert_allclose(shuffled, path[order], rtol=1e-12)
+    np.testing.assert_array_equal(shuffled_warm, warm[order])
+
+
+def test_a_path_goes_on_from_a_warm_solution(overlapping):
+    D, y = overlapping
+    path, warm = linear_svm_path(D, y, GRID)
+    assert warm[2]
+    rest, rest_warm = linear_svm_path(D, y, GRID[3:], start=path[2])
+    np.testing.assert_allclose(rest[0], path[3], rtol=1e-12, atol=1e-12)
+    assert rest_warm[0]
 
 
 def test_default_svm_keeps_the_labels_coding(overlapping):
@@ -93,3 +111,17 @@ def test_default_svm_refuses_one_class(overlapping):
     D, y = overlapping
     with pytest.raises(ValueError, match="two classes"):
         fit_default_svm(D, np.ones_like(y), n_holdouts=2)
+
+
+@pytest.mark.parametrize("fine_points", [9, 3])
+def test_fine_values_on_the_coarse_grid_keep_their_errors(overlapping, fine_points):
+    # 9 points: three on the coarse grid, six solved; 3 points: all three on it if the best
+    # coarse value is inside the grid, so no fine path is solved at all.
+    D, y = overlapping
+    fitted = fit_default_svm(
+        D, y, coarse_alphas=GRID[::-1], fine_points=fine_points, n_holdouts=3, seed=0
+    )
+    shared = np.isclose(fitted.fine_alphas[:, None], fitted.coarse_alphas, rtol=1e-12)
+    assert shared.sum() >= 2  # the best coarse value and at least one neighbour
+    rows, columns = np.nonzero(shared)
+    np.testing.assert_array_equal(fitted.fine_errors[rows], fitted.coarse_errors[columns])
