@@ -10,32 +10,40 @@ then a finer grid centred at the best coarse value, scored on the same splits.
 Each grid is solved as a path, from the largest ``alpha`` down (:func:`linear_svm_path`; the
 fine grid's values on the coarse grid keep their errors, its path through the others goes on
 from the split's coarse path, and the final fit's passes through the coarse values above
-it). LIBSVM's SMO solves the large values in milliseconds, but where the
-classes overlap its iterations grow about tenfold per decade of ``C``: at ``alpha = 1e-4`` a
-fit of 75 rows and 10 columns takes 4 s, of 375 rows and 50 columns up to 35 s. Once a
-LIBSVM fit needed more than :data:`SMO_ITERATIONS_PER_ROW` iterations per row, the smaller
-values go to the exact active-set step of :mod:`bayesvm.blocks.hinge_mode` (the hinge's
-Gaussian-prior mode, here with a flat prior on the intercept), started from the previous
-value's solution: few points cross the margin between neighbouring values, and it needs
-10-60 steps of a few milliseconds. Where it would need more than :data:`ACTIVE_SET_STEPS`
-(many points crossing one at a time, as on the spam data), LIBSVM solves that value and the
-rest of the grid. Both solve the same problem: the active set's solutions are exact,
-LIBSVM's within its tolerance (``1e-3``, e1071's default too).
+it). LIBSVM's SMO solves the large values in milliseconds, but where the classes overlap
+its iterations grow quickly as ``C`` grows: at ``alpha = 1e-4`` a fit of 75 rows and 10
+columns takes 4 s, of 375 rows and 50 columns up to 35 s, and on the toenail data's 1431
+rows 28 s already at ``1e-3`` (30,000 iterations per row, against 0.24 at ``1e-2``). So
+LIBSVM stops after :data:`SMO_ITERATIONS_PER_ROW` iterations per row; where it has not
+converged by then, that value and the smaller ones go to the exact active-set step of
+:mod:`bayesvm.blocks.hinge_mode` (the hinge's Gaussian-prior mode, here with a flat prior on
+the intercept), started from the better of LIBSVM's unfinished solution and the previous
+value's: few points cross the margin between neighbouring values, and it needs 1-60 steps
+of a few milliseconds. Where it would need more than :data:`ACTIVE_SET_STEPS` (many points
+crossing one at a time, as on the spam data), LIBSVM solves that value to the end, and
+LIBSVM alone the rest of the grid and the later hold-out splits of the same data. Both solve
+the same problem: the active set's solutions are exact, LIBSVM's within its tolerance
+(``1e-3``, e1071's default too).
 
 The two constants were chosen on the simulated study's data sets (section 4.2; one or two
-per cell, 10 hold-outs): the default SVMs of all twelve took 12 s, against 52 s with at
-most 50 steps (the active set gave up on 375 x 50 data where LIBSVM then took 35 s) and 26 s
-with a threshold of 50 iterations per row (the active set started where LIBSVM was still
-fast). On the cardiac data LIBSVM stays below the threshold at the grid's values (at most 14
-iterations per row at ``alpha = 0.01``).
+per cell, 10 hold-outs): with LIBSVM run to the end and the active set only below a value
+where it had needed more than 200 iterations per row, the default SVMs of all twelve took
+12 s, against 52 s with at most 50 steps (the active set gave up on 375 x 50 data where
+LIBSVM then took 35 s) and 26 s with a threshold of 50 iterations per row (the active set
+started where LIBSVM was still fast); stopping LIBSVM at the threshold instead took 10 s. On
+the cardiac data LIBSVM stays far below it at the grid's values (at most 17 iterations per
+row), on the spam data the active set gives up once per split, at ``alpha = 0.01``.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.svm import SVC
 
@@ -48,6 +56,7 @@ __all__ = [
     "FINE_POINTS",
     "SMO_ITERATIONS_PER_ROW",
     "DefaultSVM",
+    "SVMPath",
     "fit_default_svm",
     "fine_grid",
     "holdout_errors",
@@ -63,8 +72,8 @@ FINE_DECADES = 1.0
 FINE_POINTS = 9
 #: Share of the training data that validates each hold-out fit (section 4: 1/4).
 VALIDATION_SHARE = 0.25
-#: LIBSVM iterations per row at one ``alpha`` beyond which the smaller values of a path go to
-#: the active-set step (module docstring).
+#: LIBSVM's iterations per row at one ``alpha``, beyond which that value and the smaller ones
+#: go to the active-set step (module docstring).
 SMO_ITERATIONS_PER_ROW = 200
 #: Steps the active-set step may take at one ``alpha`` before LIBSVM solves it instead.
 ACTIVE_SET_STEPS = 150
@@ -113,9 +122,32 @@ def svm_for(alpha: float) -> SVC:
     return SVC(kernel="linear", C=1.0 / (2.0 * alpha))
 
 
+class SVMPath(NamedTuple):
+    """:func:`linear_svm_path`'s result.
+
+    Attributes
+    ----------
+    solutions : ndarray of shape (n_alphas, 1 + n_features)
+        Row ``j``: the intercept and the weights minimising
+        ``sum_i (1 - signs_i f(x_i))_+ + alphas[j] ||w||^2``.
+    warm : ndarray of bool, shape (n_alphas,)
+        Whether the active-set step goes on from that solution to smaller penalties.
+    gave_up : bool
+        Whether the active-set step took more than :data:`ACTIVE_SET_STEPS` at some value.
+    """
+
+    solutions: np.ndarray
+    warm: np.ndarray
+    gave_up: bool
+
+
 def linear_svm_path(
-    D: np.ndarray, signs: np.ndarray, alphas, start: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    D: np.ndarray,
+    signs: np.ndarray,
+    alphas,
+    start: np.ndarray | None = None,
+    active_set: bool = True,
+) -> SVMPath:
     """The linear SVM at each of ``alphas``, solved from the largest down (module docstring).
 
     Parameters
@@ -128,54 +160,80 @@ def linear_svm_path(
     start : ndarray of shape (1 + n_features,), optional
         A solution at a larger penalty, marked ``warm`` by an earlier path on the same data:
         the active-set step goes on from it.
+    active_set : bool
+        False: LIBSVM alone (as after the active set has given up on other splits of the data).
 
     Returns
     -------
-    solutions : ndarray of shape (n_alphas, 1 + n_features)
-        Row ``j``: the intercept and the weights minimising
-        ``sum_i (1 - signs_i f(x_i))_+ + alphas[j] ||w||^2``.
-    warm : ndarray of bool, shape (n_alphas,)
-        Whether the active-set step goes on from that solution to smaller penalties.
+    SVMPath
     """
     alphas = np.asarray(alphas, dtype=float)
     rows = signs[:, None] * np.column_stack([np.ones(signs.size), D])
-    active_set = None  # the step of blocks.hinge_mode, built when first needed
+    step = None  # the active-set step of blocks.hinge_mode, built when first needed
     solutions = np.empty((alphas.size, rows.shape[1]))
     warm = np.zeros(alphas.size, dtype=bool)
-    previous = start  # the solution the active-set step goes on from, if any
-    gave_up = False  # the active set once took too many steps: LIBSVM from there on
+    previous = start if active_set else None  # the solution the active set goes on from
+    last = previous  # the last solution
+    gave_up = not active_set  # LIBSVM alone from here on
+    cap = SMO_ITERATIONS_PER_ROW * signs.size
     for j in np.argsort(-alphas, kind="stable"):
+        if previous is None and not gave_up:
+            capped, converged = _libsvm_solution(D, signs, alphas[j], cap)
+            if converged:
+                solutions[j] = last = capped
+                continue
+            # LIBSVM slows down here: the active set from the better of its start and the last
+            candidates = [capped] if last is None else [capped, last]
+            previous = max(candidates, key=lambda theta: _objective(rows, theta, alphas[j]))
         if previous is not None:
-            active_set = active_set or make_hinge_mode_step(rows)
-            previous = _active_set_solution(rows, previous, alphas[j], active_set)
+            step = step or make_hinge_mode_step(rows)
+            previous = _active_set_solution(rows, previous, alphas[j], step)
             if previous is not None:
                 solutions[j], warm[j] = previous, True
+                last = previous
                 continue
             gave_up = True
-        libsvm = svm_for(alphas[j]).fit(D, signs)
-        solutions[j] = np.concatenate([libsvm.intercept_, libsvm.coef_[0]])
-        if not gave_up and libsvm.n_iter_[0] > SMO_ITERATIONS_PER_ROW * signs.size:
-            previous, warm[j] = solutions[j], True
-    return solutions, warm
+        solutions[j] = last = _libsvm_solution(D, signs, alphas[j])[0]
+    return SVMPath(solutions, warm, gave_up and active_set)
+
+
+def _libsvm_solution(D, signs, alpha, max_iter: int = -1) -> tuple[np.ndarray, bool]:
+    """LIBSVM's intercept and weights at ``alpha``, stopped after ``max_iter`` iterations (-1:
+    none), and whether it converged within them.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a stop at max_iter is expected
+        libsvm = svm_for(alpha).set_params(max_iter=max_iter).fit(D, signs)
+    converged = max_iter < 0 or libsvm.n_iter_[0] < max_iter
+    return np.concatenate([libsvm.intercept_, libsvm.coef_[0]]), converged
+
+
+def _precision(n_coefficients: int, alpha: float) -> np.ndarray:
+    """``P`` of :mod:`bayesvm.blocks.hinge_mode` for the SVM at ``alpha``: ``4 alpha`` on the
+    weights, ``0`` on the intercept, so that ``F`` is ``-2`` times the SVM's objective.
+    """
+    precision = np.full(n_coefficients, 4.0 * alpha)
+    precision[0] = 0.0
+    return precision
+
+
+def _objective(rows, theta, alpha) -> float:
+    """``F`` of :mod:`bayesvm.blocks.hinge_mode` for the SVM at ``alpha``."""
+    precision = _precision(rows.shape[1], alpha)
+    return hinge_objective(rows, theta, precision, np.zeros_like(precision))
 
 
 def _active_set_solution(rows, start, alpha, step) -> np.ndarray | None:
     """The exact SVM at ``alpha`` by the active-set step from ``start``; None if it has not
     converged in :data:`ACTIVE_SET_STEPS` steps.
-
-    The step maximises ``F = -2 sum_i (1 - a_i^T theta)_+ - sum_j P_j theta_j^2 / 2`` (the
-    module docstring of :mod:`bayesvm.blocks.hinge_mode`), which is ``-2`` times the SVM's
-    objective for ``P = 4 alpha`` on the weights and ``0`` on the intercept.
     """
-    precision = np.full(rows.shape[1], 4.0 * alpha)
-    precision[0] = 0.0
-    no_l1 = np.zeros_like(precision)
+    precision = _precision(rows.shape[1], alpha)
     tol = ACTIVE_SET_TOL * 2.0 * rows.shape[0]
     theta = start
-    value = hinge_objective(rows, theta, precision, no_l1)
+    value = _objective(rows, theta, alpha)
     for _ in range(ACTIVE_SET_STEPS):
         theta, _ = step(theta, precision)
-        new_value = hinge_objective(rows, theta, precision, no_l1)
+        new_value = _objective(rows, theta, alpha)
         if new_value - value < tol:
             return theta
         value = new_value
@@ -190,8 +248,8 @@ def fine_grid(
 
 
 def holdout_errors(
-    D: np.ndarray, y: np.ndarray, alphas: np.ndarray, splits, starts=None
-) -> tuple[np.ndarray, list]:
+    D: np.ndarray, y: np.ndarray, alphas: np.ndarray, splits, starts=None, active_set=True
+) -> tuple[np.ndarray, list[SVMPath]]:
     """Mean classification error of each ``alpha`` over the hold-out ``splits``.
 
     Parameters
@@ -203,12 +261,15 @@ def holdout_errors(
     splits : sequence of (fit_index, validation_index)
     starts : sequence of ndarray or None, optional
         Per split, the ``start`` of its path (:func:`linear_svm_path`).
+    active_set : bool
+        Whether the paths may use the active-set step; once it has given up on one split,
+        the later splits' paths are LIBSVM's alone (the splits share most of their rows).
 
     Returns
     -------
     errors : ndarray of shape (n_alphas,)
         Plain (not balanced) error, as section 4.1 tunes on "classification error".
-    paths : list of (solutions, warm)
+    paths : list of SVMPath
         Each split's :func:`linear_svm_path`.
     """
     errors = np.zeros(len(alphas))
@@ -216,9 +277,11 @@ def holdout_errors(
     for (fit_index, validation_index), start in zip(
         splits, starts or [None] * len(splits), strict=True
     ):
-        solutions, warm = linear_svm_path(D[fit_index], y[fit_index], alphas, start)
-        paths.append((solutions, warm))
+        path = linear_svm_path(D[fit_index], y[fit_index], alphas, start, active_set)
+        active_set = active_set and not path.gave_up
+        paths.append(path)
         # Decision values of every alpha at once: (n_validation, n_alphas).
+        solutions = path.solutions
         decision = D[validation_index] @ solutions[:, 1:].T + solutions[:, 0]
         predicted = np.where(decision > 0.0, 1, -1)
         errors += np.mean(predicted != y[validation_index][:, None], axis=0)
@@ -230,7 +293,7 @@ def _continuation(alphas, path, below: float) -> np.ndarray | None:
 
     Its solution at the smallest of ``alphas`` not below (to round-off), if warm; else None.
     """
-    solutions, warm = path
+    solutions, warm, _ = path
     above = np.flatnonzero(alphas >= below * (1.0 - 1e-12))
     if above.size == 0:
         return None
@@ -294,6 +357,7 @@ def fit_default_svm(
     splits = list(splitter.split(D, y))
     signs = np.where(y == classes[1], 1, -1)
     coarse_errors, coarse_paths = holdout_errors(D, signs, coarse_alphas, splits)
+    active_set = not any(path.gave_up for path in coarse_paths)
     fine_alphas = fine_grid(coarse_alphas[_best(coarse_errors)], fine_decades, fine_points)
     # The fine grid's values on the coarse grid keep their errors; each split's path through
     # the others goes on from its coarse path where the active set had taken over.
@@ -303,11 +367,14 @@ def fit_default_svm(
     if new.any():
         top = fine_alphas[new].max()
         starts = [_continuation(coarse_alphas, path, top) for path in coarse_paths]
-        fine_errors[new], _ = holdout_errors(D, signs, fine_alphas[new], splits, starts)
+        fine_errors[new], fine_paths = holdout_errors(
+            D, signs, fine_alphas[new], splits, starts, active_set
+        )
+        active_set = active_set and not any(path.gave_up for path in fine_paths)
     alpha = float(fine_alphas[_best(fine_errors)])
     # The final fit as the end of a path through the coarse values above ``alpha``.
     through = np.append(coarse_alphas[coarse_alphas > alpha], alpha)
-    final = linear_svm_path(D, signs, through)[0][-1]
+    final = linear_svm_path(D, signs, through, active_set=active_set).solutions[-1]
     return DefaultSVM(
         alpha=alpha,
         weights=final[1:],

@@ -12,7 +12,7 @@ from bayesvm.case_studies.default_svm import fit_default_svm, linear_svm_path
 from bayesvm.case_studies.simulated import simulate_dataset
 
 #: Descending: on the data below LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per
-#: row at 0.01, so 0.001 goes to the active-set step.
+#: row at 0.01, so 0.01 and 0.001 go to the active-set step.
 GRID = np.array([1.0, 0.1, 0.01, 0.001])
 
 
@@ -45,17 +45,19 @@ def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
 
     make_step = default_svm.make_hinge_mode_step
     monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
-    path, warm = linear_svm_path(D, y, GRID)
+    path, warm, gave_up = linear_svm_path(D, y, GRID)
     assert built == [(60, 4)]
     assert list(warm) == [False, False, True, True]
-    for alpha, theta in zip(GRID[:3], path[:3], strict=True):  # LIBSVM's own solutions
+    assert not gave_up
+    for alpha, theta in zip(GRID[:2], path[:2], strict=True):  # LIBSVM's own solutions
         np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
-    # At 0.001: the exact minimiser, at least as good as LIBSVM at a 100 times tighter
-    # tolerance (up to round-off) and within that tolerance's reach of it.
-    tight = _libsvm(D, y, GRID[3], tol=1e-5)
-    best = _objective(D, y, tight, GRID[3])
-    assert _objective(D, y, path[3], GRID[3]) >= best - 1e-12 * abs(best)
-    assert np.max(np.abs(path[3] - tight)) <= 1e-2 * np.max(np.abs(tight))
+    # Below: the exact minimiser, at least as good as LIBSVM at a 100 times tighter tolerance
+    # (up to round-off) and within that tolerance's reach of it.
+    for alpha, theta in zip(GRID[2:], path[2:], strict=True):
+        tight = _libsvm(D, y, alpha, tol=1e-5)
+        best = _objective(D, y, tight, alpha)
+        assert _objective(D, y, theta, alpha) >= best - 1e-12 * abs(best)
+        assert np.max(np.abs(theta - tight)) <= 1e-2 * np.max(np.abs(tight))
 
 
 def test_separable_data_stay_with_libsvm(monkeypatch):
@@ -64,7 +66,7 @@ def test_separable_data_stay_with_libsvm(monkeypatch):
     D, y, _, _ = simulate_dataset(150, 100, 10, np.random.default_rng(1))
     built = []
     monkeypatch.setattr(default_svm, "make_hinge_mode_step", built.append)
-    path, warm = linear_svm_path(D, y, GRID)
+    path, warm, _ = linear_svm_path(D, y, GRID)
     assert built == []
     assert not warm.any()
     np.testing.assert_allclose(path[-1], _libsvm(D, y, GRID[-1]), rtol=1e-12, atol=1e-12)
@@ -73,8 +75,8 @@ def test_separable_data_stay_with_libsvm(monkeypatch):
 def test_libsvm_takes_over_when_the_active_set_step_would_take_long(overlapping, monkeypatch):
     D, y = overlapping
     monkeypatch.setattr(default_svm, "ACTIVE_SET_STEPS", 0)
-    path, warm = linear_svm_path(D, y, GRID)
-    assert list(warm) == [False, False, True, False]  # tried once from 0.01, then LIBSVM
+    path, warm, gave_up = linear_svm_path(D, y, GRID)
+    assert not warm.any() and gave_up  # tried once at 0.01, then LIBSVM
     for alpha, theta in zip(GRID, path, strict=True):
         np.testing.assert_allclose(theta, _libsvm(D, y, alpha), rtol=1e-12, atol=1e-12)
 
@@ -82,17 +84,17 @@ def test_libsvm_takes_over_when_the_active_set_step_would_take_long(overlapping,
 def test_the_path_keeps_the_order_of_its_alphas(overlapping):
     D, y = overlapping
     order = [2, 0, 3, 1]
-    shuffled, shuffled_warm = linear_svm_path(D, y, GRID[order])
-    path, warm = linear_svm_path(D, y, GRID)
+    shuffled, shuffled_warm, _ = linear_svm_path(D, y, GRID[order])
+    path, warm, _ = linear_svm_path(D, y, GRID)
     np.testing.assert_allclose(shuffled, path[order], rtol=1e-12)
     np.testing.assert_array_equal(shuffled_warm, warm[order])
 
 
 def test_a_path_goes_on_from_a_warm_solution(overlapping):
     D, y = overlapping
-    path, warm = linear_svm_path(D, y, GRID)
+    path, warm, _ = linear_svm_path(D, y, GRID)
     assert warm[2]
-    rest, rest_warm = linear_svm_path(D, y, GRID[3:], start=path[2])
+    rest, rest_warm, _ = linear_svm_path(D, y, GRID[3:], start=path[2])
     np.testing.assert_allclose(rest[0], path[3], rtol=1e-12, atol=1e-12)
     assert rest_warm[0]
 
@@ -125,3 +127,20 @@ def test_fine_values_on_the_coarse_grid_keep_their_errors(overlapping, fine_poin
     assert shared.sum() >= 2  # the best coarse value and at least one neighbour
     rows, columns = np.nonzero(shared)
     np.testing.assert_array_equal(fitted.fine_errors[rows], fitted.coarse_errors[columns])
+
+
+def test_after_one_give_up_the_other_splits_use_libsvm_alone(overlapping, monkeypatch):
+    D, y = overlapping
+    monkeypatch.setattr(default_svm, "ACTIVE_SET_STEPS", 0)
+    built = []
+
+    def spy(rows):
+        built.append(rows.shape)
+        return make_step(rows)
+
+    make_step = default_svm.make_hinge_mode_step
+    monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
+    splits = [(np.arange(60), np.arange(10))] * 3
+    _, paths = default_svm.holdout_errors(D, y, GRID, splits)
+    assert [path.gave_up for path in paths] == [True, False, False]
+    assert len(built) == 1
