@@ -174,10 +174,10 @@ def linear_svm_path(
     warm = np.zeros(alphas.size, dtype=bool)
     previous = start if active_set else None  # the solution the active set goes on from
     last = previous  # the last solution
-    gave_up = not active_set  # LIBSVM alone from here on
+    gave_up = False
     cap = SMO_ITERATIONS_PER_ROW * signs.size
     for j in np.argsort(-alphas, kind="stable"):
-        if previous is None and not gave_up:
+        if previous is None and active_set:
             capped, converged = _libsvm_solution(D, signs, alphas[j], cap)
             if converged:
                 solutions[j] = last = capped
@@ -192,9 +192,9 @@ def linear_svm_path(
                 solutions[j], warm[j] = previous, True
                 last = previous
                 continue
-            gave_up = True
+            gave_up, active_set = True, False  # LIBSVM alone from here on
         solutions[j] = last = _libsvm_solution(D, signs, alphas[j])[0]
-    return SVMPath(solutions, warm, gave_up and active_set)
+    return SVMPath(solutions, warm, gave_up)
 
 
 def _libsvm_solution(D, signs, alpha, max_iter: int = -1) -> tuple[np.ndarray, bool]:
