@@ -23,6 +23,20 @@ def overlapping():
     return D, y
 
 
+@pytest.fixture
+def built(monkeypatch):
+    """The shapes of the rows each active-set step was built for (once per path needing it)."""
+    shapes = []
+    make_step = default_svm.make_hinge_mode_step
+
+    def spy(rows):
+        shapes.append(rows.shape)
+        return make_step(rows)
+
+    monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
+    return shapes
+
+
 def _objective(D, y, theta, alpha):
     """``F`` of blocks.hinge_mode: -2 times the SVM's objective."""
     rows = y[:, None] * np.column_stack([np.ones(y.size), D])
@@ -35,16 +49,8 @@ def _libsvm(D, y, alpha, **options):
     return np.concatenate([fitted.intercept_, fitted.coef_[0]])
 
 
-def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
+def test_small_alphas_go_to_the_exact_active_set_step(overlapping, built):
     D, y = overlapping
-    built = []  # the active-set step is built once, when the path first needs it
-
-    def spy(rows):
-        built.append(rows.shape)
-        return make_step(rows)
-
-    make_step = default_svm.make_hinge_mode_step
-    monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
     path, warm, gave_up = linear_svm_path(D, y, GRID)
     assert built == [(60, 4)]
     assert list(warm) == [False, False, True, True]
@@ -60,12 +66,10 @@ def test_small_alphas_go_to_the_exact_active_set_step(overlapping, monkeypatch):
         assert np.max(np.abs(theta - tight)) <= 1e-2 * np.max(np.abs(tight))
 
 
-def test_separable_data_stay_with_libsvm(monkeypatch):
+def test_separable_data_stay_with_libsvm(built):
     # 150 rows, 100 columns: SMO's iterations level off at about 10 per row as the penalty
     # falls, so LIBSVM stays fast and solves every value.
     D, y, _, _ = simulate_dataset(150, 100, 10, np.random.default_rng(1))
-    built = []
-    monkeypatch.setattr(default_svm, "make_hinge_mode_step", built.append)
     path, warm, _ = linear_svm_path(D, y, GRID)
     assert built == []
     assert not warm.any()
@@ -129,17 +133,9 @@ def test_fine_values_on_the_coarse_grid_keep_their_errors(overlapping, fine_poin
     np.testing.assert_array_equal(fitted.fine_errors[rows], fitted.coarse_errors[columns])
 
 
-def test_after_one_give_up_the_other_splits_use_libsvm_alone(overlapping, monkeypatch):
+def test_after_one_give_up_the_other_splits_use_libsvm_alone(overlapping, monkeypatch, built):
     D, y = overlapping
     monkeypatch.setattr(default_svm, "ACTIVE_SET_STEPS", 0)
-    built = []
-
-    def spy(rows):
-        built.append(rows.shape)
-        return make_step(rows)
-
-    make_step = default_svm.make_hinge_mode_step
-    monkeypatch.setattr(default_svm, "make_hinge_mode_step", spy)
     splits = [(np.arange(60), np.arange(10))] * 3
     _, paths = default_svm.holdout_errors(D, y, GRID, splits)
     assert [path.gave_up for path in paths] == [True, False, False]
