@@ -124,6 +124,8 @@ class Protocol:
         every predictor observed.
     n_holdouts : int
         Hold-out splits scoring each ``alpha`` of the default SVM's grids.
+    imputed_holdouts : int
+        The same for the default SVMs after imputation (not in the paper).
     svm_coarse_alphas : tuple of float
         The default SVM's coarse grid.
     gibbs_tune, gibbs_draws : int
@@ -133,6 +135,7 @@ class Protocol:
     n_splits: int = 100
     test_share: float = 0.25
     n_holdouts: int = 100
+    imputed_holdouts: int = 10
     svm_coarse_alphas: tuple[float, ...] = tuple(
         float(alpha) for alpha in COARSE_ALPHAS[COARSE_ALPHAS >= 0.1]
     )
@@ -149,9 +152,14 @@ class Protocol:
 #: takes 10-75 s per fit at alpha = 1e-3 and 50-150 s at 1e-4 on these data (hours per split
 #: with 100 hold-outs), against 0.05-0.2 s at 0.01. The hold-out errors of 0.01 and 0.1 differ
 #: by less than 0.001 on these data, and the fine grid reaches 0.01 when 0.1 is the best.
+#: The default SVMs after imputation, which the paper lacks, are tuned on 10 hold-outs (as the
+#: spam study's): on all 2628 training rows LIBSVM's 1,700 fits of 100 hold-outs took 76 s per
+#: split and method, against 9 s for the complete-case SVM's 1382 rows.
 PAPER_PROTOCOL = Protocol()
 #: A smoke test: 2 splits, 3 hold-outs, Gibbs 200 + 200.
-QUICK_PROTOCOL = Protocol(n_splits=2, n_holdouts=3, gibbs_tune=200, gibbs_draws=200)
+QUICK_PROTOCOL = Protocol(
+    n_splits=2, n_holdouts=3, imputed_holdouts=3, gibbs_tune=200, gibbs_draws=200
+)
 
 
 def predictors(data: pd.DataFrame) -> np.ndarray:
@@ -290,7 +298,7 @@ def _fit_split_method(method: str, D, y, protocol: Protocol, rng):
         D_fit,
         y_fit,
         coarse_alphas=protocol.svm_coarse_alphas,
-        n_holdouts=protocol.n_holdouts,
+        n_holdouts=protocol.n_holdouts if method == "svm" else protocol.imputed_holdouts,
         seed=rng,
     )
     return fitted, time.perf_counter() - start, y_fit.size
@@ -441,5 +449,7 @@ def _protocol_text(protocol: Protocol, *, quick: bool, seed: int) -> str:
         "test rows classed by the posterior mean of the coefficients. Mean imputation: each "
         "missing cholesterol replaced by the training mean. "
         "Iterative imputation: scikit-learn's IterativeImputer (Bayesian ridge regression of "
-        "cholesterol on the other predictors) fitted to the training predictors."
+        "cholesterol on the other predictors) fitted to the training predictors. The default "
+        f"SVMs after imputation (not in the paper) are tuned on {protocol.imputed_holdouts} "
+        "hold-out splits."
     )
