@@ -186,7 +186,8 @@ def linear_svm_path(
                 continue
             # LIBSVM slows down here: the active set from the better of its start and the last
             candidates = [capped] if last is None else [capped, last]
-            previous = max(candidates, key=lambda theta: _objective(rows, theta, alphas[j]))
+            precision = _precision(rows.shape[1], alphas[j])
+            previous = max(candidates, key=lambda theta: _objective(rows, theta, precision))
         if previous is not None:
             step = step or make_hinge_mode_step(rows)
             previous = _active_set_solution(rows, previous, alphas[j], step)
@@ -219,9 +220,10 @@ def _precision(n_coefficients: int, alpha: float) -> np.ndarray:
     return precision
 
 
-def _objective(rows, theta, alpha) -> float:
-    """``F`` of :mod:`bayesvm.blocks.hinge_mode` for the SVM at ``alpha``."""
-    precision = _precision(rows.shape[1], alpha)
+def _objective(rows, theta, precision) -> float:
+    """``F`` of :mod:`bayesvm.blocks.hinge_mode` for the SVM whose :func:`_precision` is
+    ``precision``.
+    """
     return hinge_objective(rows, theta, precision, np.zeros_like(precision))
 
 
@@ -232,10 +234,10 @@ def _active_set_solution(rows, start, alpha, step) -> np.ndarray | None:
     precision = _precision(rows.shape[1], alpha)
     tol = ACTIVE_SET_TOL * 2.0 * rows.shape[0]
     theta = start
-    value = _objective(rows, theta, alpha)
+    value = _objective(rows, theta, precision)
     for _ in range(ACTIVE_SET_STEPS):
         theta, _ = step(theta, precision)
-        new_value = _objective(rows, theta, alpha)
+        new_value = _objective(rows, theta, precision)
         if new_value - value < tol:
             return theta
         value = new_value
