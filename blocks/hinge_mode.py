@@ -19,8 +19,9 @@ Stability (section 3.2)
     Support vectors get infinite weight. Observations with ``r_i = 0`` (to round-off) form the
     set ``S`` and enter the restricted least squares of eq. (15) as equality constraints
     ``a_i^T theta = 1`` with Lagrange multipliers: the KKT system is solved with the Cholesky
-    factor of ``B_-s`` and the small Schur complement ``A_s B_-s^-1 A_s^T``, factored with
-    pivoting (LAPACK ``dpstrf``) so that only linearly independent support vectors are kept
+    factor of ``B_-s`` and the small Schur complement ``A_s B_-s^-1 A_s^T``, whose pivoted
+    factorisation (QR with column pivoting of ``L^-1 A_s^T``, LAPACK ``dgeqp3``, for
+    ``B_-s = L L^T``) keeps only linearly independent support vectors
     (at most ``p + m``, as the paper notes); a dependent one stays at ``r_i = 0`` through the
     others. Observations with ``0 < |r_i| < SV_TOL`` are tried as constraints too and fall back
     to their (finite) EM weight if their multiplier is invalid or ``F`` would decrease.
@@ -64,7 +65,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import lapack
 
-from bayesvm.linalg import cholesky_lower, cholesky_solve
+from bayesvm.linalg import cholesky_lower, cholesky_solve, triangular_solve
 
 __all__ = ["make_hinge_mode_step", "hinge_objective"]
 
@@ -78,10 +79,13 @@ PIVOT_TOL = 1e-10
 EXACT_TOL = 1e-11
 
 
-def hinge_objective(A, theta, quadratic, l1) -> float:
-    """``F(theta)`` of the module docstring, for rows ``A = diag(y) C``."""
+def hinge_objective(A, theta, quadratic, l1, counts=None) -> float:
+    """``F(theta)`` of the module docstring, for rows ``A = diag(y) C`` (each ``counts``
+    times; default once).
+    """
+    hinge = np.maximum(0.0, 1.0 - A @ theta)
     return (
-        -2.0 * float(np.sum(np.maximum(0.0, 1.0 - A @ theta)))
+        -2.0 * float(np.sum(hinge) if counts is None else counts @ hinge)
         - 0.5 * float(np.sum(quadratic * theta**2))
         - float(np.sum(l1 * np.abs(theta)))
     )
@@ -100,9 +104,17 @@ def make_hinge_mode_step(A: np.ndarray):
     stabilisation, active-set rule and Newton step of the module docstring, from ``theta``,
     for the prior's quadratic precisions ``quadratic`` (``P``; ``L = 0``); ``n_released``
     counts the active-set releases (0 or 1).
+
+    Identical rows are merged into one with their count ``c_i`` as its weight: ``F`` is
+    ``-2 sum_i c_i max(0, r_i) - ...``, the EM weight ``c_i / |r_i|`` and the multiplier's
+    range ``[0, 2 c_i]``. Kept apart, the copies on the margin would be dependent constraints
+    of which one carries the multiplier of all, and the release rule would see it leave
+    ``[0, 2]`` where the copies together are still within theirs.
     """
+    A, counts = np.unique(A, axis=0, return_counts=True)
+    counts = counts.astype(float)
     abs_A = np.abs(A)
-    n, k = A.shape
+    k = A.shape[1]
 
     def restricted_least_squares(weights, precision, constrained) -> _Solution:
         """The M-step with the support vectors ``constrained`` as constraints: eq. (15)."""
@@ -112,33 +124,37 @@ def make_hinge_mode_step(A: np.ndarray):
         B = A_q.T @ (w[:, None] * A_q)
         B[np.diag_indices(k)] += precision
         factor = cholesky_lower(B)
-        theta = cholesky_solve(factor, A_q.T @ (1.0 + w))
+        theta = cholesky_solve(factor, A_q.T @ (counts[quad] + w))
         support = np.flatnonzero(constrained)
         mu = np.empty(0)
         if support.size:
-            A_s = A[support]
-            M = cholesky_solve(factor, np.ascontiguousarray(A_s.T))  # B_-s^-1 A_s^T
-            schur = A_s @ M
-            schur = 0.5 * (schur + schur.T)
-            tol = PIVOT_TOL * max(float(np.max(np.diag(schur))), np.finfo(float).tiny)
-            _, pivots, rank, _ = lapack.dpstrf(schur, lower=1, tol=tol)
-            keep = np.sort(pivots[:rank] - 1)  # linearly independent support vectors
-            support, A_s, M = support[keep], A_s[keep], M[:, keep]
-            schur_factor = cholesky_lower(np.ascontiguousarray(schur[np.ix_(keep, keep)]))
-            mu = cholesky_solve(schur_factor, 1.0 - A_s @ theta)
-            theta = theta + M @ mu
+            # With B_-s = L L^T and G = L^-1 A_s^T, the Schur complement is G^T G: QR with
+            # column pivoting of G keeps the support vectors that pivoted Cholesky of G^T G
+            # would, in O(k^2 |S|) rather than O(|S|^2 k) (hundreds of points can sit on the
+            # margin where rows repeat).
+            G = triangular_solve(factor, np.ascontiguousarray(A[support].T))
+            qr, pivots, _, _, _ = lapack.dgeqp3(G)
+            pivot_sizes = np.diag(qr) ** 2  # non-increasing: each pivot's residual G^T G
+            tol = PIVOT_TOL * max(float(pivot_sizes[0]), np.finfo(float).tiny)
+            keep = np.sort(pivots[: np.count_nonzero(pivot_sizes > tol)] - 1)
+            support, G_s = support[keep], G[:, keep]
+            schur_factor = cholesky_lower(G_s.T @ G_s)
+            mu = cholesky_solve(schur_factor, 1.0 - A[support] @ theta)
+            theta = theta + triangular_solve(factor, G_s @ mu, transpose=True)
         return _Solution(theta, support, mu)
 
     def step(theta: np.ndarray, quadratic: np.ndarray) -> tuple[np.ndarray, int]:
         no_l1 = np.zeros(k)
 
         def objective(value: np.ndarray) -> float:
-            return hinge_objective(A, value, quadratic, no_l1)
+            return hinge_objective(A, value, quadratic, no_l1, counts)
 
         def line_search(start: np.ndarray, target: np.ndarray) -> np.ndarray:
             """The best point of ``F`` on the segment from ``start`` to ``target`` (exact)."""
             direction = target - start
-            t = _concave_line_search(A @ direction, 1.0 - A @ start, start, direction, quadratic)
+            t = _concave_line_search(
+                A @ direction, 1.0 - A @ start, counts, start, direction, quadratic
+            )
             candidate = start + t * direction
             return candidate if objective(candidate) >= objective(start) else start
 
@@ -148,13 +164,13 @@ def make_hinge_mode_step(A: np.ndarray):
             exact = np.abs(r) <= EXACT_TOL * (1.0 + abs_A @ np.abs(theta))
             new = (np.abs(r) <= SV_TOL) & ~exact
             with np.errstate(divide="ignore"):
-                weights = 1.0 / np.abs(r)  # eq. (14); inf only on constrained points
+                weights = counts / np.abs(r)  # eq. (14); inf only on constrained points
 
             def attempt(constrained: np.ndarray) -> _Solution:
                 constrained = constrained.copy()
                 while True:
                     sol = restricted_least_squares(weights, quadratic, constrained)
-                    invalid = np.maximum(-sol.mu, sol.mu - 2.0) > RELEASE_TOL
+                    invalid = np.maximum(-sol.mu, sol.mu - 2.0 * counts[sol.support]) > RELEASE_TOL
                     # New snaps that are dependent or have invalid multipliers keep their
                     # finite EM weights (an exact minorisation).
                     drop = constrained & new
@@ -177,7 +193,8 @@ def make_hinge_mode_step(A: np.ndarray):
             """Maximise ``F`` on the current sign pattern (see the module docstring)."""
             r = 1.0 - A @ theta
             exact = np.abs(r) <= EXACT_TOL * (1.0 + abs_A @ np.abs(theta))
-            gradient = 2.0 * A[(r > 0.0) & ~exact].sum(axis=0)
+            positive = (r > 0.0) & ~exact
+            gradient = 2.0 * counts[positive] @ A[positive]
 
             def solve(rows: np.ndarray, rhs: np.ndarray):
                 # [[D, A_s^T], [A_s, 0]] (theta, -mu) = (rhs, 1), solved by LDL^T
@@ -190,10 +207,10 @@ def make_hinge_mode_step(A: np.ndarray):
 
             target, mu, info = solve(support, gradient)
             released = 0
-            violation = np.maximum(-mu, mu - 2.0)
+            violation = np.maximum(-mu, mu - 2.0 * counts[support])
             if info == 0 and violation.size and violation.max() > RELEASE_TOL:
                 i = int(np.argmax(violation))  # release the worst support vector
-                kappa = 0.0 if mu[i] < 0.0 else 2.0
+                kappa = 0.0 if mu[i] < 0.0 else 2.0 * counts[support[i]]
                 target, _, info = solve(np.delete(support, i), gradient + kappa * A[support[i]])
                 released = 1
             if info != 0 or not np.all(np.isfinite(target)):
@@ -209,10 +226,10 @@ def make_hinge_mode_step(A: np.ndarray):
     return step
 
 
-def _concave_line_search(slope, r, theta, d, precision) -> float:
+def _concave_line_search(slope, r, counts, theta, d, precision) -> float:
     """Maximise the concave ``phi(t) = F(theta + t d)`` over ``t`` in ``[0, 1]`` exactly.
 
-    ``phi(t) = -2 sum_i (r_i - t s_i)_+ - sum_j P_j (theta_j + t d_j)^2 / 2`` is piecewise
+    ``phi(t) = -2 sum_i c_i (r_i - t s_i)_+ - sum_j P_j (theta_j + t d_j)^2 / 2`` is piecewise
     quadratic; its derivative is affine between the kinks ``r_i / s_i`` and non-increasing,
     so a bisection over the sorted kinks finds the piece where it changes sign.
     """
@@ -226,7 +243,8 @@ def _concave_line_search(slope, r, theta, d, precision) -> float:
     def intercept(lo: float, hi: float) -> float:
         """``c`` with ``phi'(t) = c - t * curvature`` on ``(lo, hi)``."""
         mid = 0.5 * (lo + hi)
-        return 2.0 * float(np.sum(slope[r - mid * slope > 0.0])) - linear_d
+        positive = r - mid * slope > 0.0
+        return 2.0 * float(counts[positive] @ slope[positive]) - linear_d
 
     def right_derivative(piece: int) -> float:
         return intercept(knots[piece], knots[piece + 1]) - knots[piece] * curvature

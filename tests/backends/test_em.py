@@ -119,6 +119,21 @@ def test_ridge_mode_equals_libsvm(name, alpha):
 
 
 @pytest.mark.parametrize("alpha", [0.01, 1.0])
+def test_ridge_mode_with_repeated_rows_equals_libsvm(alpha):
+    # Each row 15 times: every copy of a point on the margin sits on it, and the copies are
+    # dependent constraints that must share one multiplier's range.
+    X, y = (np.repeat(z, 15, axis=0) for z in GRID_DATA["overlapping"]())
+    model = LinearSVM.from_arrays(X, y, alpha=alpha)
+    fit = bayesvm.fit(model, method="em", seed=0)
+    beta, u = mode(fit)
+    svc = libsvm(X, y, alpha)
+    assert fit.converged
+    assert fit.idata.sample_stats["n_margin"].item() >= 2 * 15
+    np.testing.assert_allclose(u, svc.coef_.ravel(), rtol=1e-4)
+    np.testing.assert_allclose(beta, svc.intercept_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("alpha", [0.01, 1.0])
 @pytest.mark.parametrize("name", ["overlapping", "breast_cancer"])
 def test_ridge_mode_beats_libsvm_on_raw_data(name, alpha):
     X, y = blobs(1, sep=1.0) if name == "overlapping" else breast_cancer()
