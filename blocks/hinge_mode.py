@@ -16,14 +16,14 @@ program of :mod:`bayesvm.blocks.hinge_lp`). It is the EM step of the blocks (E-s
 infinite, followed by a Newton step:
 
 Stability (section 3.2)
-    Support vectors get infinite weight. Observations with ``r_i = 0`` (to round-off) form the
+    Support vectors get infinite weight (identical rows are merged into one, weighted by their
+    count: :func:`make_hinge_mode_step`). Observations with ``r_i = 0`` (to round-off) form the
     set ``S`` and enter the restricted least squares of eq. (15) as equality constraints
     ``a_i^T theta = 1`` with Lagrange multipliers: the KKT system is solved with the Cholesky
     factor of ``B_-s`` and the small Schur complement ``A_s B_-s^-1 A_s^T``, whose pivoted
-    factorisation (QR with column pivoting of ``L^-1 A_s^T``, LAPACK ``dgeqp3``, for
-    ``B_-s = L L^T``) keeps only linearly independent support vectors
-    (at most ``p + m``, as the paper notes); a dependent one stays at ``r_i = 0`` through the
-    others. Observations with ``0 < |r_i| < SV_TOL`` are tried as constraints too and fall back
+    factorisation (QR with column pivoting of ``L^-1 A_s^T``, LAPACK ``dgeqp3``, for ``B_-s =
+    L L^T``) keeps only linearly independent support vectors (at most ``p + m``, as the paper
+    notes); a dependent one stays at ``r_i = 0`` through the others. Observations with ``0 < |r_i| < SV_TOL`` are tried as constraints too and fall back
     to their (finite) EM weight if their multiplier is invalid or ``F`` would decrease.
 
 Active-set rule (added here; plain EM keeps a support vector forever)
@@ -134,7 +134,7 @@ def make_hinge_mode_step(A: np.ndarray):
             # margin where rows repeat).
             G = triangular_solve(factor, np.ascontiguousarray(A[support].T))
             qr, pivots, _, _, _ = lapack.dgeqp3(G)
-            pivot_sizes = np.diag(qr) ** 2  # non-increasing: each pivot's residual G^T G
+            pivot_sizes = np.diag(qr) ** 2  # each pivot column's squared residual, non-increasing
             tol = PIVOT_TOL * max(float(pivot_sizes[0]), np.finfo(float).tiny)
             keep = np.sort(pivots[: np.count_nonzero(pivot_sizes > tol)] - 1)
             support, G_s = support[keep], G[:, keep]
