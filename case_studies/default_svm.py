@@ -19,22 +19,27 @@ converged by then, that value and the smaller ones go to the exact active-set st
 :mod:`bayesvm.blocks.hinge_mode` (the hinge's Gaussian-prior mode, here with a flat prior on
 the intercept), started from the better of LIBSVM's unfinished solution and the previous
 value's: few points cross the margin between neighbouring values, and it needs 1-60 steps
-of a few milliseconds. Where it would need more than :data:`ACTIVE_SET_STEPS` (many points
-crossing one at a time, as on the spam data), LIBSVM solves that value to the end, and
-LIBSVM alone the rest of the grid and the later hold-out splits of the same data. Both solve
+of a few milliseconds on the simulated data, up to about 500 on the spam data (where points
+cross one at a time). Where it would need more than :data:`ACTIVE_SET_STEPS`, LIBSVM solves
+that value to the end, and LIBSVM alone the rest of the grid and the later hold-out splits
+of the same data. Both solve
 the same problem: the active set's solutions are exact, LIBSVM's within its tolerance
 (``1e-3``, e1071's default too).
 
-The two constants were chosen on the simulated study's data sets (section 4.2; 10 hold-outs
+The threshold was chosen on the simulated study's data sets (section 4.2; 10 hold-outs
 each). On twelve of them (one or two per cell), with LIBSVM run to the end and the active set
 only for the values below one where LIBSVM had needed more than 200 iterations per row, the
-default SVMs took 12 s in all, against 52 s with at most 50 steps (the active set gave up on
-375 x 50 data, where LIBSVM then took 35 s) and 26 s with a threshold of 50 iterations per
-row (the active set started where LIBSVM was still fast). On eighteen others (two per cell),
-stopping LIBSVM at the threshold as now took 12.2 s against 15.0 s, and on the toenail data
-1.5 s per hold-out split against 29 s. On the cardiac data LIBSVM stays far below the
-threshold at the grid's values (at most 17 iterations per row); on the spam data the active
-set gives up once per split, at ``alpha = 0.01``.
+default SVMs took 12 s in all, against 26 s with a threshold of 50 iterations per row (the
+active set started where LIBSVM was still fast). On eighteen others (two per cell), stopping
+LIBSVM at the threshold as now took 12.2 s against 15.0 s, and on the toenail data 1.5 s per
+hold-out split against 29 s. On the cardiac data LIBSVM stays far below the threshold at the
+grid's values (at most 17 iterations per row). The step limit is about twice the most the
+spam data needed: on two of its splits (10 hold-outs each) the active set took up to 525
+steps and the default SVM 36-37 s, against 893-913 s with a limit of 150, where the active
+set gave up at 0.01 and LIBSVM took 25-40 s per fit at the fine grid's values from 1.8e-3 to
+1e-3. On the simulated data sets the limit changed nothing (54 of them, 10 hold-outs each;
+with a limit of 50 the active set had given up on 375 x 50 data, where LIBSVM then took
+35 s).
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ VALIDATION_SHARE = 0.25
 #: go to the active-set step (module docstring).
 SMO_ITERATIONS_PER_ROW = 200
 #: Steps the active-set step may take at one ``alpha`` before LIBSVM solves it instead.
-ACTIVE_SET_STEPS = 150
+ACTIVE_SET_STEPS = 1000
 #: The active-set step has converged when the objective rises by less than this times its
 #: value at zero (``2 n``), as :mod:`bayesvm.samplers.em` stops.
 ACTIVE_SET_TOL = 1e-15
