@@ -23,8 +23,9 @@ Stability (section 3.2)
     factor of ``B_-s`` and the small Schur complement ``A_s B_-s^-1 A_s^T``, whose pivoted
     factorisation (QR with column pivoting of ``L^-1 A_s^T``, LAPACK ``dgeqp3``, for ``B_-s =
     L L^T``) keeps only linearly independent support vectors (at most ``p + m``, as the paper
-    notes); a dependent one stays at ``r_i = 0`` through the others. Observations with ``0 < |r_i| < SV_TOL`` are tried as constraints too and fall back
-    to their (finite) EM weight if their multiplier is invalid or ``F`` would decrease.
+    notes); a dependent one stays at ``r_i = 0`` through the others. Observations with
+    ``0 < |r_i| < SV_TOL`` are tried as constraints too and fall back to their (finite) EM
+    weight if their multiplier is invalid or ``F`` would decrease.
 
 Active-set rule (added here; plain EM keeps a support vector forever)
     With ``mu_i`` the coefficient of ``a_i`` in the stationarity condition
