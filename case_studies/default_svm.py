@@ -22,9 +22,8 @@ value's: few points cross the margin between neighbouring values, and it needs 1
 of a few milliseconds on the simulated data, up to about 500 on the spam data (where points
 cross one at a time). Where it would need more than :data:`ACTIVE_SET_STEPS`, LIBSVM solves
 that value to the end, and LIBSVM alone the rest of the grid and the later hold-out splits
-of the same data. Both solve
-the same problem: the active set's solutions are exact, LIBSVM's within its tolerance
-(``1e-3``, e1071's default too).
+of the same data. Both solve the same problem: the active set's solutions are exact,
+LIBSVM's within its tolerance (``1e-3``, e1071's default too).
 
 The threshold was chosen on the simulated study's data sets (section 4.2; 10 hold-outs
 each). On twelve of them (one or two per cell), with LIBSVM run to the end and the active set
@@ -184,6 +183,7 @@ def linear_svm_path(
     gave_up = False
     cap = SMO_ITERATIONS_PER_ROW * signs.size
     for j in np.argsort(-alphas, kind="stable"):
+        precision = _precision(rows.shape[1], alphas[j])
         if previous is None and active_set:
             capped, converged = _libsvm_solution(D, signs, alphas[j], cap)
             if converged:
@@ -191,11 +191,10 @@ def linear_svm_path(
                 continue
             # LIBSVM slows down here: the active set from the better of its start and the last
             candidates = [capped] if last is None else [capped, last]
-            precision = _precision(rows.shape[1], alphas[j])
             previous = max(candidates, key=lambda theta: _objective(rows, theta, precision))
         if previous is not None:
             step = step or make_hinge_mode_step(rows)
-            previous = _active_set_solution(rows, previous, alphas[j], step)
+            previous = _active_set_solution(rows, previous, precision, step)
             if previous is not None:
                 solutions[j], warm[j] = previous, True
                 last = previous
@@ -232,11 +231,10 @@ def _objective(rows, theta, precision) -> float:
     return hinge_objective(rows, theta, precision, np.zeros_like(precision))
 
 
-def _active_set_solution(rows, start, alpha, step) -> np.ndarray | None:
-    """The exact SVM at ``alpha`` by the active-set step from ``start``; None if it has not
-    converged in :data:`ACTIVE_SET_STEPS` steps.
+def _active_set_solution(rows, start, precision, step) -> np.ndarray | None:
+    """The exact SVM whose :func:`_precision` is ``precision``, by the active-set step from
+    ``start``; None if it has not converged in :data:`ACTIVE_SET_STEPS` steps.
     """
-    precision = _precision(rows.shape[1], alpha)
     tol = ACTIVE_SET_TOL * 2.0 * rows.shape[0]
     theta = start
     value = _objective(rows, theta, precision)
