@@ -4,11 +4,10 @@ take too long."""
 
 import numpy as np
 import pytest
-from sklearn.svm import SVC
 
 from bayesvm.blocks.hinge_mode import hinge_objective
 from bayesvm.case_studies import default_svm
-from bayesvm.case_studies.default_svm import fit_default_svm, linear_svm_path
+from bayesvm.case_studies.default_svm import fit_default_svm, linear_svm_path, svm_for
 from bayesvm.case_studies.simulated import simulate_dataset
 
 #: Descending: on the data below LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per
@@ -45,7 +44,8 @@ def _objective(D, y, theta, alpha):
 
 
 def _libsvm(D, y, alpha, **options):
-    fitted = SVC(kernel="linear", C=1.0 / (2.0 * alpha), **options).fit(D, y)
+    """scikit-learn's SVC, which the path calls LIBSVM as (``svm_for``)."""
+    fitted = svm_for(alpha).set_params(**options).fit(D, y)
     return np.concatenate([fitted.intercept_, fitted.coef_[0]])
 
 
