@@ -127,7 +127,12 @@ class DefaultSVM:
 
 def svm_for(alpha: float) -> SVC:
     """LIBSVM linear ``C``-SVC minimising hinge loss plus ``alpha ||w||^2``."""
-    return SVC(kernel="linear", C=1.0 / (2.0 * alpha), tol=LIBSVM_TOL, cache_size=LIBSVM_CACHE_MB)
+    return SVC(kernel="linear", C=_cost(alpha), tol=LIBSVM_TOL, cache_size=LIBSVM_CACHE_MB)
+
+
+def _cost(alpha: float) -> float:
+    """LIBSVM's ``C`` for the SVM at ``alpha``: ``1 / (2 alpha)`` (eq. 1 divided by ``2 alpha``)."""
+    return 1.0 / (2.0 * alpha)
 
 
 class SVMPath(NamedTuple):
@@ -220,7 +225,7 @@ def _libsvm_solution(D, signs, alpha, max_iter: int = -1) -> tuple[np.ndarray, b
         (signs > 0).astype(np.float64),  # SVC's coding of the sorted labels -1, +1
         svm_type=0,  # C-SVC
         kernel="linear",
-        C=1.0 / (2.0 * alpha),
+        C=_cost(alpha),
         tol=LIBSVM_TOL,
         cache_size=LIBSVM_CACHE_MB,
         max_iter=max_iter,

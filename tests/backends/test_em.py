@@ -104,7 +104,8 @@ def log_pseudo_posterior(model, theta):
 
 
 def assert_em_equals_libsvm(X, y, alpha):
-    """EM's ridge mode converges to LIBSVM's solution (tol 1e-10); returns the EM fit."""
+    """EM's ridge mode converges to LIBSVM's solution (tol 1e-10); returns the EM fit and the
+    SVC."""
     fit = bayesvm.fit(LinearSVM.from_arrays(X, y, alpha=alpha), method="em", seed=0)
     beta, u = mode(fit)
     svc = libsvm(X, y, alpha)
