@@ -10,8 +10,8 @@ from bayesvm.case_studies import default_svm
 from bayesvm.case_studies.default_svm import fit_default_svm, linear_svm_path, svm_for
 from bayesvm.case_studies.simulated import simulate_dataset
 
-#: Descending: on the data below LIBSVM needs more than SMO_ITERATIONS_PER_ROW iterations per
-#: row at 0.01, so 0.01 and 0.001 go to the active-set step.
+#: Descending: on the data below LIBSVM needs more iterations per row than its cap at 0.01, so
+#: 0.01 and 0.001 go to the active-set step.
 GRID = np.array([1.0, 0.1, 0.01, 0.001])
 
 
