@@ -47,8 +47,8 @@ iterations per row and coefficient. On eight simulated data sets per cell (10 ho
 one thread), that took 0.47 s per data set against 0.81 s at 500 x 10, 0.15 s against 0.23 s
 at 200 x 10 and 0.12 s against 0.15 s at 100 x 10. With 50 or 100 columns the same rule (255
 and 505 per row) changed little (1.67 s against 1.66 s at 500 x 50, 1.47 s against 1.55 s at
-500 x 100), and on the spam data (57 columns) it took 49 s per split against 41 s: hence 200
-per row at most. The toenail data's default SVMs took as long either way.
+500 x 100), and on the spam data (57 columns) it took 47-49 s per split against 39-41 s:
+hence 200 per row at most. The toenail data's default SVMs took as long either way.
 """
 
 from __future__ import annotations
