@@ -24,6 +24,7 @@ __all__ = [
     "single_class_counts",
     "single_class_note",
     "unconverged_note",
+    "breakdown_note",
     "present_labels",
     "split_ber_table",
     "split_notes",
@@ -129,10 +130,11 @@ def paper_timing_table(
 
 def ber_boxplot(ax, results: pd.DataFrame, labels: Mapping[str, str]) -> None:
     """Boxplots of the ``ber`` column of ``results`` by ``method`` (in the order of
-    ``labels``) on the matplotlib axes ``ax``, like the papers' figures.
+    ``labels``) on the matplotlib axes ``ax``, like the papers' figures; fits with no BER
+    (:func:`breakdown_note`) left out.
     """
     ax.boxplot(
-        [results.loc[results["method"] == method, "ber"] for method in labels],
+        [results.loc[results["method"] == method, "ber"].dropna() for method in labels],
         tick_labels=list(labels.values()),
     )
 
@@ -188,6 +190,22 @@ def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str
         "objective's convergence or the Pareto k-hat of q; the `warnings` column of the CSV "
         "says which): treat " + ("its" if len(parts) == 1 else "their") + " numbers there "
         "with care."
+    )
+
+
+def breakdown_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
+    """One sentence on the methods of ``labels`` whose fits broke down numerically on some
+    ``unit`` (a :class:`~bayesvm.NumericalBreakdownError` in the ``warnings`` column, e.g.
+    "MCMC broke down numerically on 1 of 200 data sets ..."); "" when none did.
+    """
+    broke = results["warnings"].astype(str).str.contains("NumericalBreakdownError")
+    flagged = _flagged(broke.astype(float), results, labels)
+    if not flagged:
+        return ""
+    parts = [f"{label} on {count} of {total}" for label, count, total in flagged]
+    return (
+        "Fits that broke down numerically, with no BER (left out of the means and plots; the "
+        f"`warnings` column of the CSV gives the error): {', '.join(parts)} {unit}."
     )
 
 

@@ -31,6 +31,7 @@ from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_cl
 from bayesvm.case_studies.reporting import (
     PAPER_MACHINE,
     ber_boxplot,
+    breakdown_note,
     default_svm_description,
     markdown_table,
     paper_timing_table,
@@ -40,6 +41,7 @@ from bayesvm.case_studies.reporting import (
 )
 from bayesvm.case_studies.runner import task_seed, trust_notes
 from bayesvm.case_studies.study import Study, StudyRun, keyed_task
+from bayesvm.exceptions import NumericalBreakdownError
 from bayesvm.files import save_figure, write_csv
 from bayesvm.models import MixedSVM
 
@@ -144,41 +146,48 @@ def replicate_rows(
         tuned penalty; NaN for the Bayesian fits, which infer it), ``single_class``
         (whether it predicted one class for every test point), ``converged`` (the Bayesian
         fit passed its checks, :attr:`bayesvm.Fit.converged`; None for the default SVM) and
-        ``warnings`` (what :func:`~bayesvm.case_studies.runner.trust_notes` collected).
+        ``warnings`` (what :func:`~bayesvm.case_studies.runner.trust_notes` collected). A
+        Bayesian fit that breaks down numerically (:class:`~bayesvm.NumericalBreakdownError`)
+        leaves a row with its error in ``warnings``, ``converged`` False and no ``ber``,
+        ``seconds`` or ``alpha``.
     """
     data_seed, svm_seed, vb_seed, gibbs_seed = task_seed(seed, n, d, replicate).spawn(4)
     D, y, D_test, y_test = simulate_dataset(n, d, protocol.n_test, np.random.default_rng(data_seed))
+    options = {
+        "vb": {"seed": vb_seed},
+        "gibbs": {
+            "draws": protocol.gibbs_draws,
+            "tune": protocol.gibbs_tune,
+            "chains": 1,
+            "seed": gibbs_seed,
+            "progressbar": False,
+        },
+    }
     rows = []
     for method in methods:
         with trust_notes() as notes:  # recorded in the row, not printed per data set
             if method == "svm":
                 fitted = fit_default_svm(D, y, n_holdouts=protocol.n_holdouts, seed=svm_seed)
-                alpha = fitted.alpha
             else:
-                options = {
-                    "vb": {"seed": vb_seed},
-                    "gibbs": {
-                        "draws": protocol.gibbs_draws,
-                        "tune": protocol.gibbs_tune,
-                        "chains": 1,
-                        "seed": gibbs_seed,
-                        "progressbar": False,
-                    },
-                }[method]
-                fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options)
-                alpha = float("nan")
-        predicted = fitted.predict(D_test)
-        rows.append(
-            {
-                "method": method,
+                try:
+                    fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options[method])
+                except NumericalBreakdownError as error:
+                    # separable classes leave sigma2_u to its heavy-tailed prior, which a chain
+                    # can follow until f overflows: the data set keeps its row, with no BER
+                    notes.append(f"{type(error).__name__}: {error}")
+                    fitted = None
+        row = {"method": method, "ber": np.nan, "seconds": np.nan, "alpha": np.nan}
+        row |= {"single_class": False, "converged": False, "warnings": " | ".join(notes)}
+        if fitted is not None:
+            predicted = fitted.predict(D_test)
+            row |= {
                 "ber": balanced_error_rate(y_test, predicted),
                 "seconds": fitted.runtime_s,
-                "alpha": alpha,
+                "alpha": fitted.alpha if method == "svm" else np.nan,
                 "single_class": predicts_single_class(predicted),
                 "converged": getattr(fitted, "converged", None),
-                "warnings": " | ".join(notes),
             }
-        )
+        rows.append(row)
     return rows
 
 
@@ -235,12 +244,12 @@ def timing_table(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``n, d, method, fits, mean_seconds, median_seconds, paper_seconds`` (the last
-        only at :data:`PAPER_CELL`, else NaN).
+        Columns ``n, d, method, fits`` (those that finished), ``mean_seconds,
+        median_seconds, paper_seconds`` (the last only at :data:`PAPER_CELL`, else NaN).
     """
     timing = (
         results.groupby(["n", "d", "method"], sort=False)["seconds"]
-        .agg(fits="size", mean_seconds="mean", median_seconds="median")
+        .agg(fits="count", mean_seconds="mean", median_seconds="median")
         .reset_index()
     )
     at_paper_cell = (timing["n"] == PAPER_CELL[0]) & (timing["d"] == PAPER_CELL[1])
@@ -293,6 +302,7 @@ def _report(results, timing, protocol, *, quick, seed, run_line) -> str:
                     [
                         single_class_note(results, labels, "data sets"),
                         unconverged_note(results, labels, "data sets"),
+                        breakdown_note(results, labels, "data sets"),
                     ],
                 ),
                 "## Mean seconds per fit",

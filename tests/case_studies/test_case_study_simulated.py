@@ -9,6 +9,7 @@ from bayesvm.case_studies import simulated
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
 from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
 from bayesvm.case_studies.simulated import METHODS, OUTPUT_FILES, run, simulate_dataset
+from bayesvm.exceptions import NumericalBreakdownError
 
 from conftest import assert_rows_converged_but_k_hat
 
@@ -106,6 +107,26 @@ def test_report_counts_fits_that_failed_their_convergence_checks(tmp_path, monke
     report = (tmp_path / "report.md").read_text()
     assert "MCMC did not pass its checks on 1 of 3 data sets" in report
     assert "VB did not pass" not in report
+
+
+def test_a_fit_that_breaks_down_leaves_a_row_without_ber(tmp_path, monkeypatch):
+    def breaks_down(model, method, **options):
+        raise NumericalBreakdownError(f"the {method} fit broke down numerically")
+
+    monkeypatch.setattr(simulated.bayesvm, "fit", breaks_down)
+    protocol = simulated.QUICK_PROTOCOL
+    rows = simulated.replicate_rows(
+        n=100, d=10, replicate=0, seed=0, methods=("svm", "vb"), protocol=protocol
+    )
+    svm, vb = rows
+    assert np.isfinite(svm["ber"]) and svm["warnings"] == ""
+    assert np.isnan(vb["ber"]) and np.isnan(vb["seconds"]) and vb["converged"] is False
+    assert vb["warnings"] == "NumericalBreakdownError: the vb fit broke down numerically"
+    run(tmp_path, quick=True, methods=("vb",), progressbar=False)
+    report = (tmp_path / "report.md").read_text()
+    assert "broke down numerically, with no BER" in report and "VB on 3 of 3 data sets." in report
+    timing = pd.read_csv(tmp_path / "timing.csv")
+    assert timing["fits"].tolist() == [0]
 
 
 def test_cli_resume_refuses_other_methods(quick_run, tmp_path, monkeypatch, capsys):

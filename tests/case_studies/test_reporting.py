@@ -3,7 +3,12 @@
 import numpy as np
 import pandas as pd
 
-from bayesvm.case_studies.reporting import single_class_counts, single_class_note, unconverged_note
+from bayesvm.case_studies.reporting import (
+    breakdown_note,
+    single_class_counts,
+    single_class_note,
+    unconverged_note,
+)
 
 LABELS = {"svm": "Default SVM", "vb": "VB", "gibbs": "MCMC"}
 
@@ -59,3 +64,17 @@ def test_unconverged_note_names_each_method_once_and_explains_once():
     assert only_mcmc.startswith("MCMC did not pass its checks on 1 of 3 data sets (")
     assert "treat its numbers" in only_mcmc
     assert unconverged_note(results[results["method"] == "svm"], labels, "data sets") == ""
+
+
+def test_breakdown_note_counts_fits_whose_warnings_hold_a_breakdown():
+    results = pd.DataFrame(
+        {
+            "method": ["vb", "gibbs", "gibbs", "gibbs"],
+            "warnings": ["", "NumericalBreakdownError: the linear predictor ran off", np.nan, ""],
+        }
+    )
+    assert breakdown_note(results, LABELS, "data sets") == (
+        "Fits that broke down numerically, with no BER (left out of the means and plots; the "
+        "`warnings` column of the CSV gives the error): MCMC on 1 of 3 data sets."
+    )
+    assert breakdown_note(results[results["method"] == "vb"], LABELS, "data sets") == ""
