@@ -195,8 +195,9 @@ def unconverged_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str
 
 def breakdown_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) -> str:
     """One sentence on the methods of ``labels`` whose fits broke down numerically on some
-    ``unit`` (a :class:`~bayesvm.NumericalBreakdownError` in the ``warnings`` column, e.g.
-    "MCMC broke down numerically on 1 of 200 data sets ..."); "" when none did.
+    ``unit`` (a :class:`~bayesvm.NumericalBreakdownError` in the ``warnings`` column), e.g.
+    "Fits that broke down numerically, with no BER (...): MCMC on 1 of 200 data sets."; ""
+    when none did.
     """
     broke = results["warnings"].astype(str).str.contains("NumericalBreakdownError")
     flagged = _flagged(broke.astype(float), results, labels)

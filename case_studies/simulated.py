@@ -172,8 +172,8 @@ def replicate_rows(
                 try:
                     fitted = bayesvm.fit(MixedSVM.penalized(D, y), method=method, **options[method])
                 except NumericalBreakdownError as error:
-                    # separable classes leave sigma2_u to its heavy-tailed prior, which a chain
-                    # can follow until f overflows: the data set keeps its row, with no BER
+                    # (nearly) separable classes leave sigma2_u to its heavy-tailed prior, which
+                    # a chain can follow until f overflows: the data set keeps its row, no BER
                     notes.append(f"{type(error).__name__}: {error}")
                     fitted = None
         row = {"method": method, "ber": np.nan, "seconds": np.nan, "alpha": np.nan}
