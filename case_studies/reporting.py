@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, FINE_DECADES, FINE_POINTS
+from bayesvm.exceptions import NumericalBreakdownError
 from bayesvm.linalg import usable_cores
 
 __all__ = [
@@ -199,7 +200,8 @@ def breakdown_note(results: pd.DataFrame, labels: Mapping[str, str], unit: str) 
     "Fits that broke down numerically, with no BER (...): MCMC on 1 of 200 data sets."; ""
     when none did.
     """
-    broke = results["warnings"].astype(str).str.contains("NumericalBreakdownError")
+    # the studies record a breakdown as "NumericalBreakdownError: ..." in the warnings
+    broke = results["warnings"].astype(str).str.contains(NumericalBreakdownError.__name__)
     flagged = _flagged(broke.astype(float), results, labels)
     if not flagged:
         return ""
