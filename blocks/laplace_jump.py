@@ -49,12 +49,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg import blas
 from scipy.special import gammaln, log_ndtr
 
 from bayesvm.blocks.model_search import propose_change
 from bayesvm.linalg import cholesky_lower, cholesky_solve, triangular_solve
 
-__all__ = ["LaplaceJump", "ProbitLaplace", "probit_laplace", "NEWTON_TOL", "PROPOSAL_DOF"]
+__all__ = [
+    "LaplaceJump",
+    "ProbitLaplace",
+    "probit_laplace",
+    "NEWTON_TOL",
+    "PROPOSAL_DOF",
+    "CONTRACTION",
+    "SYRK_COLUMNS",
+]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 #: Newton stops once the decrement ``grad^T H^-1 grad`` is below this (a distance from the mode
@@ -65,6 +74,11 @@ NEWTON_TOL = 1e-12
 PROPOSAL_DOF = 10.0
 #: More Newton iterations than this mean the start was far off or the problem ill-posed.
 NEWTON_MAX_ITER = 100
+#: Newton keeps its Hessian while each step cuts the decrement by this factor
+#: (:func:`probit_laplace`).
+CONTRACTION = 0.1
+#: From this many columns on, ``C^T W C`` is a symmetric rank-k update (:func:`_hessian_factor`).
+SYRK_COLUMNS = 48
 
 
 def _accept(log_ratio: float, rng: np.random.Generator) -> bool:
@@ -94,19 +108,44 @@ def _log_posterior(design, prior_precision, y, theta) -> tuple[np.ndarray, np.nd
     return z, log_cdf, float(np.sum(log_cdf) - 0.5 * theta @ prior_precision @ theta)
 
 
-def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
-    """Newton's method for the mode of ``sum_i log Phi(y_i c_i^T theta) - theta^T R theta / 2``
-    from ``start``, halving steps that do not raise it enough (Armijo), and ``H = C^T W C + R``
-    at the mode, with ``W = diag(lambda_i (lambda_i + z_i))``, ``z_i = y_i f_i``, ``lambda_i =
-    phi(z_i) / Phi(z_i)``: the probit's curvature, between 0 and 1. Newton starts from
-    ``start`` or from 0, whichever the objective prefers (a start carried over from another
-    active set can put some ``|z_i|`` at 1e4 or more).
+def _hessian_factor(design, prior_precision, mills, z) -> np.ndarray:
+    """``chol(H)``, ``H = C^T W C + R`` at ``z``, with ``W = diag(lambda_i (lambda_i + z_i))``,
+    ``z_i = y_i f_i``, ``lambda_i = phi(z_i) / Phi(z_i)`` (``mills``): the probit's curvature,
+    between 0 and 1.
 
     Far in the tail (``z_i`` below about -1e3) ``lambda_i + z_i`` loses its digits to
     cancellation and the computed curvature can leave ``[0, 1]``: it is clipped there, which
     keeps ``H`` positive definite (every step an ascent direction; at the mode no ``z_i`` is
-    that far). The objective is concave, so in exact arithmetic a short enough step along
-    Newton's direction always raises it. Where ``H`` is ill-conditioned round-off can hold the
+    that far). From :data:`SYRK_COLUMNS` columns on, ``C^T W C`` is BLAS ``dsyrk``'s lower
+    triangle (half the flops of a product; the Cholesky factorisation reads no other), below
+    it one matrix product, which then costs less than the call: 15 against 18 us at 22
+    columns, 198 against 137 us at 100 (400 rows, one thread).
+    """
+    weights = np.clip(mills * (mills + z), 0.0, 1.0)
+    if design.shape[1] < SYRK_COLUMNS:
+        gram = design.T @ (weights[:, None] * design)
+    else:
+        gram = blas.dsyrk(1.0, design.T * np.sqrt(weights), lower=1)
+    return cholesky_lower(gram + prior_precision)
+
+
+def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
+    """Newton's method for the mode of ``sum_i log Phi(y_i c_i^T theta) - theta^T R theta / 2``
+    from ``start``, halving steps that do not raise it enough (Armijo), and ``H = C^T W C + R``
+    at the mode (:func:`_hessian_factor`). Newton starts from ``start`` or from 0, whichever
+    the objective prefers (a start carried over from another active set can put some ``|z_i|``
+    at 1e4 or more).
+
+    The Hessian is kept from step to step while each step cuts the decrement ``grad^T H^-1
+    grad`` by :data:`CONTRACTION` (a chord method; a step costs ``O(n k)``, a Hessian ``O(n
+    k^2)``), and made afresh where one does not. Newton stops only where the decrement under
+    the Hessian at the point itself is below :data:`NEWTON_TOL`, as with a fresh Hessian at
+    every step, so the approximation is the same to a millionth of a standard deviation. On
+    220 fits of waveform's first sweeps (187 columns on average) this takes 2.3 Hessians per
+    fit against 3.9, 1.8 against 3.7 ms (one thread); at 21 columns, as long as before.
+
+    The objective is concave, so in exact arithmetic a short enough step along Newton's
+    direction always raises it. Where ``H`` is ill-conditioned round-off can hold the
     decrement above :data:`NEWTON_TOL` (at ``3e-12``, ``2e-6`` standard deviations from the
     mode, on the scikit-learn checks' 20 points, with ``H`` in ``beta_gamma``'s coordinates)
     while no step raises the objective: Newton then stops there, at the mode to working
@@ -117,26 +156,46 @@ def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
     at_zero = _log_posterior(design, prior_precision, y, np.zeros_like(theta))
     if at_zero[2] > objective:
         theta, (z, log_cdf, objective) = np.zeros_like(theta), at_zero
+    factor, here, previous = None, False, np.inf  # the kept chol(H); whether H is at theta
     for _ in range(NEWTON_MAX_ITER):
         mills = np.exp(_log_mills(z, log_cdf))
         gradient = design.T @ (y * mills) - prior_precision @ theta
-        weights = np.clip(mills * (mills + z), 0.0, 1.0)
-        factor = cholesky_lower(design.T @ (weights[:, None] * design) + prior_precision)
+        if factor is None:
+            factor, here = _hessian_factor(design, prior_precision, mills, z), True
         step = cholesky_solve(factor, gradient)
         decrement = float(gradient @ step)
+        if decrement < NEWTON_TOL and not here:  # small under the kept H: test it under this one
+            factor, here = _hessian_factor(design, prior_precision, mills, z), True
+            step = cholesky_solve(factor, gradient)
+            decrement = float(gradient @ step)
         if decrement < NEWTON_TOL:
             return ProbitLaplace(theta, factor)
-        length = 1.0
-        while True:
-            candidate = theta + length * step
-            evaluation = _log_posterior(design, prior_precision, y, candidate)
-            if evaluation[2] > objective and evaluation[2] >= objective + 0.25 * length * decrement:
-                break
-            length *= 0.5
-            if length < 1e-12:  # no step raises the objective: the mode to working precision
+        found = _line_search(design, prior_precision, y, theta, step, objective, decrement)
+        if found is None:  # no step raises the objective
+            if here:  # the mode to working precision
                 return ProbitLaplace(theta, factor)
-        theta, (z, log_cdf, objective) = candidate, evaluation
+            factor = None  # along the kept H's direction only: take the one here
+            continue
+        theta, (z, log_cdf, objective) = found
+        if decrement > CONTRACTION * previous:
+            factor = None
+        here, previous = False, decrement
     raise np.linalg.LinAlgError(f"Newton's method did not converge in {NEWTON_MAX_ITER} steps")
+
+
+def _line_search(design, prior_precision, y, theta, step, objective, decrement):
+    """``(theta', _log_posterior(theta'))`` for the longest of ``theta + step / 2^j`` that
+    raises the objective by a quarter of the decrement's promise (Armijo), or None where none
+    longer than ``1e-12`` of the step raises it.
+    """
+    length = 1.0
+    while length >= 1e-12:
+        candidate = theta + length * step
+        evaluation = _log_posterior(design, prior_precision, y, candidate)
+        if evaluation[2] > objective and evaluation[2] >= objective + 0.25 * length * decrement:
+            return candidate, evaluation
+        length *= 0.5
+    return None
 
 
 class _Candidate(NamedTuple):

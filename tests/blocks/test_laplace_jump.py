@@ -9,8 +9,9 @@ enumerated posterior in ``tests/models/test_kernel_gkm.py``.
 
 import numpy as np
 from scipy.special import log_ndtr
+from scipy.stats import norm
 
-from bayesvm.blocks.laplace_jump import probit_laplace
+from bayesvm.blocks.laplace_jump import NEWTON_TOL, SYRK_COLUMNS, probit_laplace
 
 
 def problem():
@@ -77,3 +78,24 @@ def test_the_approximation_does_not_depend_on_the_start():
         other = probit_laplace(design, precision, y, np.array(start))
         assert np.all(np.abs(first.mode - other.mode) < 1e-6 * sd)
         np.testing.assert_allclose(first.factor, other.factor, rtol=1e-5, atol=1e-9)
+
+
+def test_with_many_columns_newton_ends_at_the_mode_with_the_hessian_there():
+    """60 columns, beyond :data:`SYRK_COLUMNS`, from a start far from the mode (so that Newton
+    keeps its Hessian over several steps): the returned factor is the negative Hessian at the
+    returned mode, to round-off, and the decrement there is below the tolerance.
+    """
+    rng = np.random.default_rng(4)
+    design = np.column_stack([np.ones(200), rng.standard_normal((200, 59))])
+    y = np.where(design @ rng.standard_normal(60) + rng.standard_normal(200) > 0, 1.0, -1.0)
+    precision = np.diag(np.full(60, 2.0))
+    assert design.shape[1] >= SYRK_COLUMNS
+    laplace = probit_laplace(design, precision, y, rng.standard_normal(60))
+    z = y * (design @ laplace.mode)
+    mills = np.exp(norm.logpdf(z) - log_ndtr(z))
+    gradient = design.T @ (y * mills) - precision @ laplace.mode
+    hessian = design.T @ ((mills * (mills + z))[:, None] * design) + precision
+    np.testing.assert_allclose(
+        laplace.factor @ laplace.factor.T, hessian, atol=1e-12 * np.abs(hessian).max()
+    )
+    assert gradient @ np.linalg.solve(hessian, gradient) < NEWTON_TOL
