@@ -34,8 +34,9 @@ followed by a refresh of ``theta`` at the current set, an independence proposal 
 q_gamma(theta')))``: it reuses the set's approximation, so it costs no Newton step. Each
 ``q_gamma`` is a function of ``(gamma, g, eta)`` only: it is made in the whitened
 coefficients of ``gamma``'s pivoted factor, and Newton starts from the current set's mode
-restricted to ``gamma'`` (to save iterations) or from 0 and stops within :data:`NEWTON_TOL` of
-the mode, so the start changes ``q`` by less than a millionth of a standard deviation.
+restricted to ``gamma'``, from the projection of its fit where a vector leaves (to save
+iterations) or from 0, and stops within :data:`NEWTON_TOL` of the mode, so the start changes
+``q`` by less than a millionth of a standard deviation.
 
 After the proposals, ``s`` is drawn from its complete conditional given the new ``f``, the
 truncated normals of Albert & Chib (1993). The proposals leave ``p(gamma, theta | y, g, eta)``
@@ -62,7 +63,7 @@ __all__ = [
     "NEWTON_TOL",
     "PROPOSAL_DOF",
     "CONTRACTION",
-    "SYRK_COLUMNS",
+    "MANY_COLUMNS",
 ]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -77,8 +78,11 @@ NEWTON_MAX_ITER = 100
 #: Newton keeps its Hessian while each step cuts the decrement by this factor
 #: (:func:`probit_laplace`).
 CONTRACTION = 0.1
-#: From this many columns on, ``C^T W C`` is a symmetric rank-k update (:func:`_hessian_factor`).
-SYRK_COLUMNS = 48
+#: From this many columns on, a Hessian (``O(n k^2)``) outweighs the overhead of a Newton step:
+#: it is a symmetric rank-k update (:func:`_hessian_factor`) kept while it contracts
+#: (:func:`probit_laplace`), and a proposal makes no projected start (:meth:`LaplaceJump.
+#: _candidate`).
+MANY_COLUMNS = 48
 
 
 def _accept(log_ratio: float, rng: np.random.Generator) -> bool:
@@ -116,25 +120,25 @@ def _hessian_factor(design, prior_precision, mills, z) -> np.ndarray:
     Far in the tail (``z_i`` below about -1e3) ``lambda_i + z_i`` loses its digits to
     cancellation and the computed curvature can leave ``[0, 1]``: it is clipped there, which
     keeps ``H`` positive definite (every step an ascent direction; at the mode no ``z_i`` is
-    that far). From :data:`SYRK_COLUMNS` columns on, ``C^T W C`` is BLAS ``dsyrk``'s lower
+    that far). From :data:`MANY_COLUMNS` columns on, ``C^T W C`` is BLAS ``dsyrk``'s lower
     triangle (half the flops of a product; the Cholesky factorisation reads no other), below
     it one matrix product, which then costs less than the call: 15 against 18 us at 22
     columns, 198 against 137 us at 100 (400 rows, one thread).
     """
     weights = np.clip(mills * (mills + z), 0.0, 1.0)
-    if design.shape[1] < SYRK_COLUMNS:
+    if design.shape[1] < MANY_COLUMNS:
         gram = design.T @ (weights[:, None] * design)
     else:
         gram = blas.dsyrk(1.0, design.T * np.sqrt(weights), lower=1)
     return cholesky_lower(gram + prior_precision)
 
 
-def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
-    """Newton's method for the mode of ``sum_i log Phi(y_i c_i^T theta) - theta^T R theta / 2``
-    from ``start``, halving steps that do not raise it enough (Armijo), and ``H = C^T W C + R``
-    at the mode (:func:`_hessian_factor`). Newton starts from ``start`` or from 0, whichever
-    the objective prefers (a start carried over from another active set can put some ``|z_i|``
-    at 1e4 or more).
+def probit_laplace(design, prior_precision, y, *starts) -> ProbitLaplace:
+    """Newton's method for the mode of ``sum_i log Phi(y_i c_i^T theta) - theta^T R theta / 2``,
+    halving steps that do not raise it enough (Armijo), and ``H = C^T W C + R`` at the mode
+    (:func:`_hessian_factor`). Newton starts from whichever of ``starts`` and 0 the objective
+    prefers (a start carried over from another active set can put some ``|z_i|`` at 1e4 or
+    more).
 
     The Hessian is kept from step to step while each step cuts the decrement ``grad^T H^-1
     grad`` by :data:`CONTRACTION` (a chord method; a step costs ``O(n k)``, a Hessian ``O(n
@@ -151,11 +155,12 @@ def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
     while no step raises the objective: Newton then stops there, at the mode to working
     precision.
     """
-    theta = np.asarray(start, dtype=float)
+    theta = np.zeros(design.shape[1])
     z, log_cdf, objective = _log_posterior(design, prior_precision, y, theta)
-    at_zero = _log_posterior(design, prior_precision, y, np.zeros_like(theta))
-    if at_zero[2] > objective:
-        theta, (z, log_cdf, objective) = np.zeros_like(theta), at_zero
+    for start in starts:
+        evaluation = _log_posterior(design, prior_precision, y, start)
+        if evaluation[2] > objective:
+            theta, (z, log_cdf, objective) = np.asarray(start, dtype=float), evaluation
     factor, here, previous = None, False, np.inf  # the kept chol(H); whether H is at theta
     for _ in range(NEWTON_MAX_ITER):
         mills = np.exp(_log_mills(z, log_cdf))
@@ -177,7 +182,7 @@ def probit_laplace(design, prior_precision, y, start) -> ProbitLaplace:
             factor = None  # along the kept H's direction only: take the one here
             continue
         theta, (z, log_cdf, objective) = found
-        if decrement > CONTRACTION * previous:
+        if design.shape[1] < MANY_COLUMNS or decrement > CONTRACTION * previous:
             factor = None
         here, previous = False, decrement
     raise np.linalg.LinAlgError(f"Newton's method did not converge in {NEWTON_MAX_ITER} steps")
@@ -244,10 +249,18 @@ class LaplaceJump:
         self.moves = int(moves)
         self.y = likelihood.y
 
-    def _candidate(self, active: np.ndarray, start: np.ndarray, eta: float, g: float):
+    def _candidate(self, active, start, eta: float, g: float, fitted=None):
         """The :class:`_Candidate` at ``active``, Newton started from ``start = (u,
         beta_gamma)`` (None where :meth:`~bayesvm.blocks.kernel.KernelCoefficients.
         active_factor` refuses the set, one the g-prior gives no density).
+
+        With ``fitted``, the current mode's ``f``, Newton may also start from its projection,
+        the coefficients ``theta`` that minimise ``||C theta - f||^2 + theta^T R theta``, ``R``
+        the prior precision: where a vector leaves, its part of ``f`` is lost to the restricted
+        mode but partly carried by the others. On ringnorm (3.6 vectors on average) this took
+        Newton from 7.4 Hessians per proposal to 5.0 and a sweep from 13-15 to 11-14 ms (three
+        runs each, one thread). From :data:`MANY_COLUMNS` columns on the projection, a product
+        of the design's size, is not made: there the restricted mode is close.
 
         The approximation is made in the whitened coefficients, whose prior ``N(0, I / g)``
         keeps ``H`` within ``g`` and ``g + lambda_max(K)`` of the intercept's: in ``beta_gamma``
@@ -265,7 +278,11 @@ class LaplaceJump:
         design = self.coefficients.whitened_design(active, kernel_factor)
         prior_precision = np.diag(np.concatenate([[eta], np.full(active.size, g)]))
         whitened_start = np.concatenate([start[:1], kernel_factor.T @ beta_start])
-        laplace = probit_laplace(design, prior_precision, self.y, whitened_start)
+        starts = [whitened_start]
+        if fitted is not None and design.shape[1] < MANY_COLUMNS:
+            projection = cholesky_lower(design.T @ design + prior_precision)
+            starts.append(cholesky_solve(projection, design.T @ fitted))
+        laplace = probit_laplace(design, prior_precision, self.y, *starts)
         return _Candidate(active, kernel_factor, design, laplace)
 
     def _log_target(self, candidate: _Candidate, theta: np.ndarray, eta: float, g: float):
@@ -342,7 +359,8 @@ class LaplaceJump:
             if change.into is not None:
                 proposed = np.append(proposed, change.into - 1)
                 start = np.append(start, 0.0)
-            candidate = self._candidate(proposed, start, eta, g)
+            fitted = None if change.out is None else state.design @ state.laplace.mode
+            candidate = self._candidate(proposed, start, eta, g, fitted)
             if candidate is not None:
                 new_theta = self._draw(candidate, rng)
                 new_log_weight = self._log_weight(candidate, new_theta, eta, g)

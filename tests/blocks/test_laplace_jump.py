@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import log_ndtr
 from scipy.stats import norm
 
-from bayesvm.blocks.laplace_jump import NEWTON_TOL, SYRK_COLUMNS, probit_laplace
+from bayesvm.blocks.laplace_jump import MANY_COLUMNS, NEWTON_TOL, probit_laplace
 
 
 def problem():
@@ -81,7 +81,7 @@ def test_the_approximation_does_not_depend_on_the_start():
 
 
 def test_with_many_columns_newton_ends_at_the_mode_with_the_hessian_there():
-    """60 columns, beyond :data:`SYRK_COLUMNS`, from a start far from the mode (so that Newton
+    """60 columns, beyond :data:`MANY_COLUMNS`, from a start far from the mode (so that Newton
     keeps its Hessian over several steps): the returned factor is the negative Hessian at the
     returned mode, to round-off, and the decrement there is below the tolerance.
     """
@@ -89,7 +89,7 @@ def test_with_many_columns_newton_ends_at_the_mode_with_the_hessian_there():
     design = np.column_stack([np.ones(200), rng.standard_normal((200, 59))])
     y = np.where(design @ rng.standard_normal(60) + rng.standard_normal(200) > 0, 1.0, -1.0)
     precision = np.diag(np.full(60, 2.0))
-    assert design.shape[1] >= SYRK_COLUMNS
+    assert design.shape[1] >= MANY_COLUMNS
     laplace = probit_laplace(design, precision, y, rng.standard_normal(60))
     z = y * (design @ laplace.mode)
     mills = np.exp(norm.logpdf(z) - log_ndtr(z))
