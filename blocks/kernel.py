@@ -308,8 +308,8 @@ class KernelCoefficients(Block):
         return KernelStats(mean, square, f_mean, f_var, None, None, None, drawn)
 
     def initial_value(self, stats, rng) -> KernelStats:
-        """A dispersed start: half of ``min(k_max, n)`` vectors drawn at random (each
-        independent of those before it) with ``u`` and their weights ``N(0, 1)``.
+        """A dispersed start: :meth:`start_size` vectors drawn at random (each independent of
+        those before it) with ``u`` and their weights ``N(0, 1)``.
 
         A vector joins only where its Schur complement in those before it exceeds
         :data:`~bayesvm.blocks.active_set.PIVOT_TOL` of its diagonal entry both in ``K`` (its
@@ -325,7 +325,7 @@ class KernelCoefficients(Block):
         independent in the order drawn is not independent in every order (on banana's 400
         rows, starts of 116 to 121 vectors drawn so kept 114 to 120).
         """
-        target = max(1, min(self.k_max, self.n) // 2)
+        target = self.start_size(rng)
         factor = ActiveCholesky(self.kernel, [])
         gram = ActiveCholesky(self._gram if self.fixed_weights else _Gram(self.design), [0])
         for j in rng.permutation(self.n):
@@ -345,6 +345,19 @@ class KernelCoefficients(Block):
         active = active[found[0]]
         theta = rng.standard_normal(active.size + 1)
         return self.at_active(active, theta, found[1].T @ theta[1:])
+
+    def start_size(self, rng) -> int:
+        """The size of a dispersed start: log-uniform between 1 and half of ``min(k_max, n)``
+        (rounded), so that chains start at sizes of different orders.
+
+        A chain far above the posterior's sizes comes down by a random walk of births and
+        deaths, in a time that grows with the square of the distance, and its sweeps cost more
+        the more vectors it holds: on ringnorm (posterior 1-21 vectors), chains started at 200
+        took 1,000 to over 1,500 sweeps to come down, at up to 70 ms a sweep against 15 near
+        the posterior (one core).
+        """
+        largest = max(1, min(self.k_max, self.n) // 2)
+        return int(np.rint(np.exp(rng.uniform(0.0, np.log(largest)))))
 
     def sample(self, params: Drawn, rng) -> KernelStats:
         """BGKM: ``(u, b) | s`` with every vector active (eq. 9)."""
