@@ -77,7 +77,8 @@ LIKELIHOODS = ("probit", "hinge", "gaussian")
 #: Reversible-jump proposals per sweep given ``s`` unless ``moves=`` is given: more than
 #: section 3.2's one (``moves=1``). Where many active vectors are alike, a birth and a death
 #: are accepted alike, so the model size random-walks one vector per accepted proposal; with
-#: one per sweep a chain stays near its dispersed start (half of ``k_max``) for the paper's
+#: one per sweep a chain started at half of ``k_max`` (the largest dispersed start,
+#: :meth:`~bayesvm.blocks.KernelCoefficients.start_size`) stays near it for the paper's
 #: 10,000 sweeps. On ringnorm (realisation 1, ``k_max = 400``, four chains) one proposal per
 #: sweep left the chains at 120-170 vectors (R-hat of ``n_active`` 1.92, bulk ESS 6, 600 s);
 #: 20 bring every chain to the few vectors the posterior holds within the burn-in (a proposal
