@@ -30,6 +30,13 @@ def test_entries_on_demand_equal_the_dense_matrices(data):
     order = [0, 5, 3, 17]
     np.testing.assert_allclose(lazy[np.ix_(order, order)], precision[np.ix_(order, order)])
     np.testing.assert_allclose(lazy[order, 9], precision[order, 9])
+    for column in (0, 9):  # one column's rows, the intercept's included, by either path
+        np.testing.assert_allclose(
+            lazy[[*order, column], column], precision[[*order, column], column]
+        )
+        np.testing.assert_allclose(
+            lazy[np.ix_([*order, column], [column])][:, 0], lazy[[*order, column], column]
+        )
     assert lazy[9, 9].shape == () and np.isclose(lazy[9, 9], precision[9, 9])
     assert lazy[np.ix_([], [])].shape == (0, 0)
 
