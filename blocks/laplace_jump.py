@@ -83,6 +83,9 @@ CONTRACTION = 0.1
 #: (:func:`probit_laplace`), and a proposal makes no projected start (:meth:`LaplaceJump.
 #: _candidate`).
 MANY_COLUMNS = 48
+#: Laplace modes kept, by active set, as starts of the next Newton fits at the same set (the
+#: oldest is forgotten first; :meth:`LaplaceJump._candidate`).
+REMEMBERED_MODES = 1000
 
 
 def _accept(log_ratio: float, rng: np.random.Generator) -> bool:
@@ -248,8 +251,9 @@ class LaplaceJump:
         self.coefficients, self.likelihood = coefficients, likelihood
         self.moves = int(moves)
         self.y = likelihood.y
+        self._modes: dict[tuple, np.ndarray] = {}  # the last mode found at each set
 
-    def _candidate(self, active, start, eta: float, g: float, fitted=None):
+    def _candidate(self, active, start, eta: float, g: float, made: dict, fitted=None):
         """The :class:`_Candidate` at ``active``, Newton started from ``start = (u,
         beta_gamma)`` (None where :meth:`~bayesvm.blocks.kernel.KernelCoefficients.
         active_factor` refuses the set, one the g-prior gives no density).
@@ -267,10 +271,21 @@ class LaplaceJump:
         it is ``K_gamma,gamma``'s condition times that, and a set admitted by a few digits (on
         banana's 400 rows) has no Cholesky factor of ``H`` there. The weights ``pi / q`` are the
         same in either coordinates (both densities change by one Jacobian).
+
+        ``made`` holds the candidates of this step by set (``g`` and ``eta`` are fixed within
+        it): a set proposed again is not fitted again, and every proposal to it sees the same
+        ``q``. The last mode found at a set, in an earlier step, is one more start (its
+        whitened coordinates are the same; kept across the chains of a fit, which run one after
+        another): on ringnorm a quarter of the sets proposed had been fitted before, and a tenth
+        within the same step, and a sweep took about 8 ms against 9 (three runs each).
         """
         order = np.argsort(active, kind="stable")  # the same factor whatever the proposal's order
+        key = tuple(active[order].tolist())
+        if key in made:
+            return made[key]
         found = self.coefficients.active_factor(active[order])
         if found is None:
+            made[key] = None
             return None
         positions, kernel_factor = found
         active = active[order][positions]
@@ -282,8 +297,14 @@ class LaplaceJump:
         if fitted is not None and design.shape[1] < MANY_COLUMNS:
             projection = cholesky_lower(design.T @ design + prior_precision)
             starts.append(cholesky_solve(projection, design.T @ fitted))
+        if key in self._modes:
+            starts.append(self._modes.pop(key))
+        elif len(self._modes) >= REMEMBERED_MODES:
+            del self._modes[next(iter(self._modes))]
         laplace = probit_laplace(design, prior_precision, self.y, *starts)
-        return _Candidate(active, kernel_factor, design, laplace)
+        self._modes[key] = laplace.mode
+        made[key] = _Candidate(active, kernel_factor, design, laplace)
+        return made[key]
 
     def _log_target(self, candidate: _Candidate, theta: np.ndarray, eta: float, g: float):
         """``log pi(gamma, theta) - log p(gamma)`` (module docstring) in the whitened
@@ -339,7 +360,8 @@ class LaplaceJump:
         eta, g = coefficients.precisions(stats)
         active = np.flatnonzero(current.inclusion)
         start = np.append(current.mean[0], current.beta[active])
-        state = self._candidate(active, start, eta, g)
+        made = {}
+        state = self._candidate(active, start, eta, g, made)
         if state is None:
             raise np.linalg.LinAlgError("the current active set has a singular kernel block")
         theta = state.whiten(np.append(current.mean[0], current.beta[state.active]))
@@ -360,7 +382,7 @@ class LaplaceJump:
                 proposed = np.append(proposed, change.into - 1)
                 start = np.append(start, 0.0)
             fitted = None if change.out is None else state.design @ state.laplace.mode
-            candidate = self._candidate(proposed, start, eta, g, fitted)
+            candidate = self._candidate(proposed, start, eta, g, made, fitted)
             if candidate is not None:
                 new_theta = self._draw(candidate, rng)
                 new_log_weight = self._log_weight(candidate, new_theta, eta, g)

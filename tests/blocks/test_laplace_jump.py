@@ -11,7 +11,10 @@ import numpy as np
 from scipy.special import log_ndtr
 from scipy.stats import norm
 
-from bayesvm.blocks.laplace_jump import MANY_COLUMNS, NEWTON_TOL, probit_laplace
+from bayesvm.blocks import laplace_jump
+from bayesvm.blocks.laplace_jump import MANY_COLUMNS, NEWTON_TOL, LaplaceJump, probit_laplace
+from bayesvm.models import KernelGKM
+from bayesvm.samplers.gibbs import make_gibbs_kernel
 
 
 def problem():
@@ -99,3 +102,40 @@ def test_with_many_columns_newton_ends_at_the_mode_with_the_hessian_there():
         laplace.factor @ laplace.factor.T, hessian, atol=1e-12 * np.abs(hessian).max()
     )
     assert gradient @ np.linalg.solve(hessian, gradient) < NEWTON_TOL
+
+
+def test_each_set_is_fitted_once_a_step_however_often_it_is_proposed(monkeypatch):
+    """Twelve points and ``k_max = 3``, where a step proposes some sets more than once: the
+    Newton fits of a step are as many as the distinct sets it proposes (each set's ``q`` is
+    the same for every proposal to it within the step).
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    model = KernelGKM.from_arrays(X, np.where(X[:, 0] > 0, 1, -1), k_max=3)
+    per_step = []
+    original_step, original_candidate = LaplaceJump.step, LaplaceJump._candidate
+    original_fit = laplace_jump.probit_laplace
+
+    def counted_step(self, stats, rng):
+        per_step.append({"proposed": [], "fits": 0})
+        return original_step(self, stats, rng)
+
+    def counted_candidate(self, active, *args):
+        per_step[-1]["proposed"].append(tuple(sorted(active.tolist())))
+        return original_candidate(self, active, *args)
+
+    def counted_fit(*args):
+        per_step[-1]["fits"] += 1
+        return original_fit(*args)
+
+    monkeypatch.setattr(LaplaceJump, "step", counted_step)
+    monkeypatch.setattr(LaplaceJump, "_candidate", counted_candidate)
+    monkeypatch.setattr(laplace_jump, "probit_laplace", counted_fit)
+    init, step, _ = make_gibbs_kernel(model.blocks, jumps=True)
+    stats = init(rng)
+    for _ in range(30):
+        stats, _ = step(stats, rng)
+    assert all(record["fits"] <= len(set(record["proposed"])) for record in per_step)
+    assert sum(record["fits"] for record in per_step) < sum(
+        len(record["proposed"]) for record in per_step
+    )
