@@ -5,7 +5,8 @@ import pytest
 
 import bayesvm
 from bayesvm.blocks.active_set import PIVOT_TOL, ActiveCholesky
-from bayesvm.blocks.kernel import AdmittedSet, _Gram, _KernelPrior, _Sum
+from bayesvm.blocks.kernel import _Gram, _KernelPrior, _Sum
+from bayesvm.blocks.kernel_support import AdmittedSet
 from bayesvm.drivers import run_mcmc
 from bayesvm.models import KernelGKM
 from bayesvm.models.kernel_gkm import mean_distance, rbf_kernel
