@@ -499,7 +499,7 @@ BGKM_RUNS = {
     "quick": (
         {"g": G, "eta": ETA},
         {"chains": 4, "draws": 2000, "tune": 500},
-        {"chains": 2, "draws": 1000, "tune": 500},
+        {"chains": 2, "draws": 2000, "tune": 500},
     ),
     "long": (
         {},
