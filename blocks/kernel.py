@@ -64,13 +64,7 @@ from bayesvm.linalg import (
     triangular_solve,
 )
 
-__all__ = [
-    "KernelCoefficients",
-    "KernelStats",
-    "PrecisionSolve",
-    "SilvermanG",
-    "EIGEN_FLOOR",
-]
+__all__ = ["KernelCoefficients", "KernelStats", "PrecisionSolve", "SilvermanG", "EIGEN_FLOOR"]
 
 #: Eigenvalues of ``K`` are raised to at least this share of the largest (every vector active).
 EIGEN_FLOOR = 1e-10

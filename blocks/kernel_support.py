@@ -94,9 +94,7 @@ class AdmittedSet:
         return np.delete(inverse - solved**2 / solved[position], position)
 
     @staticmethod
-    def _with(trial: ActiveCholesky, inverse, column: int):
-        if inverse is None:
-            return None
+    def _with(trial: ActiveCholesky, inverse: np.ndarray, column: int):
         border, schur = trial.border(column)
         if not schur > 0.0:
             return None

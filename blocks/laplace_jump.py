@@ -253,15 +253,16 @@ class LaplaceJump:
         self.y = likelihood.y
         self._modes: dict[tuple, np.ndarray] = {}  # the last mode found at each set
 
-    def _candidate(self, active, start, eta: float, g: float, made: dict, fitted=None):
+    def _candidate(self, active, start, eta: float, g: float, made: dict, leaving=None):
         """The :class:`_Candidate` at ``active``, Newton started from ``start = (u,
         beta_gamma)`` (None where :meth:`~bayesvm.blocks.kernel.KernelCoefficients.
         active_factor` refuses the set, one the g-prior gives no density).
 
-        With ``fitted``, the current mode's ``f``, Newton may also start from its projection,
-        the coefficients ``theta`` that minimise ``||C theta - f||^2 + theta^T R theta``, ``R``
-        the prior precision: where a vector leaves, its part of ``f`` is lost to the restricted
-        mode but partly carried by the others. On ringnorm (3.6 vectors on average) this took
+        With ``leaving``, the current :class:`_Candidate` where a vector leaves it, Newton may
+        also start from the projection of its mode's ``f``: the coefficients ``theta`` that
+        minimise ``||C theta - f||^2 + theta^T R theta``, ``R`` the prior precision (the
+        leaving vector's part of ``f`` is lost to the restricted mode but partly carried by
+        the others). On ringnorm (3.6 vectors on average) this took
         Newton from 7.4 Hessians per proposal to 5.0 and a sweep from 13-15 to 11-14 ms (three
         runs each, one thread). From :data:`MANY_COLUMNS` columns on the projection, a product
         of the design's size, is not made: there the restricted mode is close.
@@ -294,7 +295,8 @@ class LaplaceJump:
         prior_precision = np.diag(np.concatenate([[eta], np.full(active.size, g)]))
         whitened_start = np.concatenate([start[:1], kernel_factor.T @ beta_start])
         starts = [whitened_start]
-        if fitted is not None and design.shape[1] < MANY_COLUMNS:
+        if leaving is not None and design.shape[1] < MANY_COLUMNS:
+            fitted = leaving.design @ leaving.laplace.mode
             projection = cholesky_lower(design.T @ design + prior_precision)
             starts.append(cholesky_solve(projection, design.T @ fitted))
         if key in self._modes:
@@ -381,8 +383,8 @@ class LaplaceJump:
             if change.into is not None:
                 proposed = np.append(proposed, change.into - 1)
                 start = np.append(start, 0.0)
-            fitted = None if change.out is None else state.design @ state.laplace.mode
-            candidate = self._candidate(proposed, start, eta, g, made, fitted)
+            leaving = None if change.out is None else state
+            candidate = self._candidate(proposed, start, eta, g, made, leaving)
             if candidate is not None:
                 new_theta = self._draw(candidate, rng)
                 new_log_weight = self._log_weight(candidate, new_theta, eta, g)
