@@ -47,6 +47,7 @@ JASA 103, section 3), in which nothing reads ``s`` between the two.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -67,6 +68,7 @@ __all__ = [
 ]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+LOG_HALF = float(np.log(0.5))
 #: Newton stops once the decrement ``grad^T H^-1 grad`` is below this (a distance from the mode
 #: of ``1e-6`` standard deviations at most).
 NEWTON_TOL = 1e-12
@@ -112,7 +114,7 @@ def _log_posterior(design, prior_precision, y, theta) -> tuple[np.ndarray, np.nd
     """
     z = y * (design @ theta)
     log_cdf = log_ndtr(z)
-    return z, log_cdf, float(np.sum(log_cdf) - 0.5 * theta @ prior_precision @ theta)
+    return z, log_cdf, float(log_cdf.sum() - 0.5 * theta @ prior_precision @ theta)
 
 
 def _hessian_factor(design, prior_precision, mills, z) -> np.ndarray:
@@ -128,7 +130,7 @@ def _hessian_factor(design, prior_precision, mills, z) -> np.ndarray:
     it one matrix product, which then costs less than the call: with 400 rows on one thread,
     the product took 15 us against the update's 18 at 22 columns, 198 against 137 at 100.
     """
-    weights = np.clip(mills * (mills + z), 0.0, 1.0)
+    weights = np.minimum(np.maximum(mills * (mills + z), 0.0), 1.0)
     if design.shape[1] < MANY_COLUMNS:
         gram = design.T @ (weights[:, None] * design)
     else:
@@ -158,8 +160,9 @@ def probit_laplace(design, prior_precision, y, *starts) -> ProbitLaplace:
     while no step raises the objective: Newton then stops there, at the mode to working
     precision.
     """
-    theta = np.zeros(design.shape[1])
-    z, log_cdf, objective = _log_posterior(design, prior_precision, y, theta)
+    theta, z = np.zeros(design.shape[1]), np.zeros(y.shape[0])  # log Phi(0) = log 1/2
+    log_cdf = np.full(y.shape[0], LOG_HALF)
+    objective = y.shape[0] * LOG_HALF
     for start in starts:
         evaluation = _log_posterior(design, prior_precision, y, start)
         if evaluation[2] > objective:
@@ -206,6 +209,19 @@ def _line_search(design, prior_precision, y, theta, step, objective, decrement):
     return None
 
 
+def _log_normaliser(laplace: ProbitLaplace) -> float:
+    """The log normalising constant of the multivariate t of :data:`PROPOSAL_DOF` degrees of
+    freedom with scale matrix ``H^-1`` in ``d`` dimensions: ``log |L| + log Gamma((nu + d) /
+    2) - log Gamma(nu / 2) - d log(nu pi) / 2``, ``L`` the factor of ``H``.
+    """
+    d, nu = laplace.mode.shape[0], PROPOSAL_DOF
+    return (
+        float(np.log(np.diag(laplace.factor)).sum())
+        + float(gammaln(0.5 * (nu + d)) - gammaln(0.5 * nu))
+        - 0.5 * d * math.log(nu * math.pi)
+    )
+
+
 class _Candidate(NamedTuple):
     """An active set in the order of its factor, ``L = chol(K_gamma,gamma)``, the design ``[1,
     K_:gamma L^-T]`` of the whitened coefficients ``(u, b = L^T beta_gamma)`` and the Laplace
@@ -216,6 +232,7 @@ class _Candidate(NamedTuple):
     kernel_factor: np.ndarray
     design: np.ndarray
     laplace: ProbitLaplace
+    log_normaliser: float  # of q_gamma (LaplaceJump._log_proposal)
 
     def whiten(self, theta: np.ndarray) -> np.ndarray:
         """``(u, L^T beta_gamma)`` from ``theta = (u, beta_gamma)``."""
@@ -305,7 +322,7 @@ class LaplaceJump:
             del self._modes[next(iter(self._modes))]
         laplace = probit_laplace(design, prior_precision, self.y, *starts)
         self._modes[key] = laplace.mode
-        made[key] = _Candidate(active, kernel_factor, design, laplace)
+        made[key] = _Candidate(active, kernel_factor, design, laplace, _log_normaliser(laplace))
         return made[key]
 
     def _log_target(self, candidate: _Candidate, theta: np.ndarray, eta: float, g: float):
@@ -316,11 +333,11 @@ class LaplaceJump:
         """
         k = candidate.active.size
         log_prior = (
-            0.5 * (np.log(eta) - eta * theta[0] ** 2)
-            + 0.5 * (k * np.log(g) - g * theta[1:] @ theta[1:])
+            0.5 * (math.log(eta) - eta * theta[0] ** 2)
+            + 0.5 * (k * math.log(g) - g * theta[1:] @ theta[1:])
             - 0.5 * (k + 1) * LOG_2PI
         )
-        return log_prior + float(np.sum(log_ndtr(self.y * (candidate.design @ theta))))
+        return log_prior + float(log_ndtr(self.y * (candidate.design @ theta)).sum())
 
     @staticmethod
     def _log_proposal(candidate: _Candidate, theta: np.ndarray) -> float:
@@ -328,15 +345,9 @@ class LaplaceJump:
         at the Laplace approximation's mode, with its precision ``H`` as scale matrix.
         """
         laplace = candidate.laplace
-        d, nu = theta.shape[0], PROPOSAL_DOF
         residual = laplace.factor.T @ (theta - laplace.mode)
-        return (
-            float(np.sum(np.log(np.diag(laplace.factor))))
-            + gammaln(0.5 * (nu + d))
-            - gammaln(0.5 * nu)
-            - 0.5 * d * np.log(nu * np.pi)
-            - 0.5 * (nu + d) * np.log1p(residual @ residual / nu)
-        )
+        exponent = 0.5 * (PROPOSAL_DOF + theta.shape[0])
+        return candidate.log_normaliser - exponent * math.log1p(residual @ residual / PROPOSAL_DOF)
 
     @staticmethod
     def _draw(candidate: _Candidate, rng) -> np.ndarray:
