@@ -60,6 +60,20 @@ def test_rows_come_in_task_order_with_their_keys(uninterrupted):
     assert uninterrupted["label"].tolist()[:3] == ["r0", "r0", "r1"]
 
 
+def test_costlier_tasks_start_first_and_rows_keep_task_order(uninterrupted):
+    """In one process the tasks run by decreasing cost (in task order within a cost); the
+    rows come in task order, the same as without costs.
+    """
+    tasks = [
+        Task(task.key, task.function, task.kwargs, cost=cost)
+        for task, cost in zip(make_tasks(6), [1.0, 3.0, 1.0, 2.0, 3.0, 1.0], strict=True)
+    ]
+    CALLS.clear()
+    rows = run_tasks(tasks, progressbar=False)
+    assert CALLS == [1, 4, 3, 0, 2, 5]
+    pd.testing.assert_frame_equal(rows, uninterrupted)
+
+
 def test_interrupted_run_keeps_finished_rows_and_resume_completes_it(uninterrupted, tmp_path):
     path = tmp_path / "rows.csv"
     with pytest.raises(Interrupted):
