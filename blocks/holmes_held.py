@@ -8,7 +8,7 @@ Numba (a dependency of PyTensor, so always installed), and its normal CDF and in
 SciPy's own (``scipy.special.cython_special``), so the draws are those of the ufuncs. On 400
 rows (one thread): 0.05 against 0.9 ms a sweep at 4 columns, 0.27 against 8.8 at 400.
 
-Numba is imported, and the loop compiled (about half a second), at the first sweep of a
+Numba is imported, and the loop compiled (about 0.7 s in all), at the first sweep of a
 process, so that ``import bayesvm`` does not pay for it.
 """
 
