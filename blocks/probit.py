@@ -115,8 +115,9 @@ class ProbitAugmentation(Block):
         """One sweep of Holmes-Held's ``s_i | s_-i, y`` (module docstring), compiled
         (:func:`~bayesvm.blocks.holmes_held.holmes_held_sweep`).
         """
-        solved = solve(np.asfortranarray(design.T)).T  # S^T = C P^-1
-        return holmes_held_sweep(design, solved, s, self.y, log_uniform)
+        transposed = np.asfortranarray(design.T)  # C^T for LAPACK; its transpose is C by rows
+        solved = solve(transposed).T  # S^T = C P^-1
+        return holmes_held_sweep(transposed.T, solved, s, self.y, log_uniform)
 
     # -- VB ---------------------------------------------------------------------------------
     def initial_stats(self, stats, start=None) -> ProbitStats:
