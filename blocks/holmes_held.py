@@ -8,17 +8,17 @@ Numba (a dependency of PyTensor, so always installed), and its normal CDF and in
 SciPy's own (``scipy.special.cython_special``), so the draws are those of the ufuncs. On 400
 rows (one thread): 0.05 against 0.9 ms a sweep at 4 columns, 0.27 against 8.8 at 400.
 
-Numba is imported, and the loop compiled (about 0.7 s in all), at the first sweep of a
+Numba is imported, and the loop compiled (about 1 s in all), at the first sweep of a
 process, so that ``import bayesvm`` does not pay for it.
 """
 
 from __future__ import annotations
 
-import ctypes
-import re
 from functools import cache
 
 import numpy as np
+
+from bayesvm.compiled_special import real_function
 
 __all__ = ["holmes_held_sweep", "compiled_sweep"]
 
@@ -43,37 +43,12 @@ def holmes_held_sweep(design, solved, s, y, log_uniform) -> np.ndarray:
     return s
 
 
-_SPECIAL = "scipy.special.cython_special"
-#: ``double f(double x, int skip_dispatch)``: a real function of ``cython_special`` (the flag,
-#: for Python overrides, is meaningless for a module's functions; 1 skips the check).
-_REAL_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_int)
-
-
-def _real_variant(name: str) -> str:
-    """The exported name of ``cython_special``'s ``double -> double`` variant of ``name``
-    (``name`` itself, or one of its fused variants ``__pyx_fuse_<i>name``).
-    """
-    from scipy.special import cython_special
-
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    for exported, capsule in cython_special.__pyx_capi__.items():
-        variant = exported == name or re.fullmatch(rf"__pyx_fuse_\d+{name}", exported)
-        if variant and get_name(capsule).startswith(b"double (double,"):
-            return exported
-    raise ImportError(f"scipy.special.cython_special exports no real {name}")
-
-
 @cache
 def compiled_sweep():
-    """The compiled loop, made at the first call (about 0.7 s with Numba's import)."""
+    """The compiled loop, compiled at the first call (about 1 s with Numba's import)."""
     import numba
-    from numba.extending import get_cython_function_address
 
-    log_ndtr, ndtri_exp = (
-        _REAL_SIGNATURE(get_cython_function_address(_SPECIAL, _real_variant(name)))
-        for name in ("log_ndtr", "ndtri_exp")
-    )
+    log_ndtr, ndtri_exp = real_function("log_ndtr"), real_function("ndtri_exp")
 
     @numba.njit
     def sweep(design, solved, weight, sd, y, s, log_uniform, combined):
@@ -93,4 +68,6 @@ def compiled_sweep():
             for c in range(k):
                 combined[c] += solved[i, c] * change
 
+    one = np.ones((1, 1))  # compiled here, for the C-ordered float arrays of every call
+    sweep(one, one, one[0], one[0], one[0], one[0].copy(), -one[0], one[0].copy())
     return sweep

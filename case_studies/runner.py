@@ -44,6 +44,7 @@ from threadpoolctl import threadpool_limits
 
 import bayesvm
 from bayesvm.blocks.holmes_held import compiled_sweep
+from bayesvm.blocks.probit_newton import compiled_probit
 from bayesvm.files import write_csv, write_text
 from bayesvm.registry import backends
 
@@ -470,13 +471,14 @@ def _prepare_worker() -> None:
 
 def _import_fit_modules() -> None:
     """Import what the first fit in a process would (the inference methods, and ArviZ with
-    xarray and matplotlib for its result, about a second) and compile Holmes-Held's loop
-    (about 0.7 s), so that no task's timing holds that one-time cost: in a quick run it made
-    VB's mean time per fit 0.43 s against MCMC's 0.13 s, the first of three VB fits taking
-    1.1 s.
+    xarray and matplotlib for its result, about a second) and compile Holmes-Held's loop and
+    the probit's Newton loop (about 6 s), so that no task's timing holds that one-time cost: in
+    a quick run it made VB's mean time per fit 0.43 s against MCMC's 0.13 s, the first of three
+    VB fits taking 1.1 s.
     """
     backends()
     compiled_sweep()
+    compiled_probit()
     from bayesvm._arviz import arviz  # noqa: F401
 
 
