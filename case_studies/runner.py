@@ -23,6 +23,8 @@ import csv
 import io
 import json
 import multiprocessing
+import os
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -464,9 +466,32 @@ def _run_on_executor(
 
 
 def _prepare_worker() -> None:
-    """A worker process's start: single-threaded BLAS, and :func:`_import_fit_modules`."""
+    """A worker process's start: :func:`_exit_with_parent`, single-threaded BLAS, and
+    :func:`_import_fit_modules`.
+    """
+    _exit_with_parent()
     threadpool_limits(limits=1)
     _import_fit_modules()
+
+
+def _exit_with_parent() -> None:
+    """End this worker as soon as the run's main process ends. A run stopped by a signal to
+    its main process alone (``kill PID``, a batch system's time limit, the out-of-memory
+    killer) left its workers computing tasks whose rows nobody would write, until they had
+    run out of tasks (Ctrl-C reaches the whole process group, workers included). The
+    ``forkserver`` that forked the workers outlives the main process while they run, so the
+    worker watches the main process itself: ``multiprocessing``'s sentinel of the process that
+    started it, a pipe whose end the main process holds.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _import_fit_modules() -> None:

@@ -1,5 +1,9 @@
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -276,3 +280,60 @@ def test_split_tasks_over_data_sets_are_keyed_by_both():
     ]
     assert tasks[3].kwargs == {"dataset": "twonorm", "split": 1, "seed": 0}
     assert [task.key for task in split_tasks(draw_rows, 2, seed=0)] == [{"split": 0}, {"split": 1}]
+
+
+STOPPED_STUDY = """
+import os
+import sys
+import time
+
+from bayesvm.case_studies.runner import Task, run_tasks
+
+
+def wait(*, index, folder):
+    with open(os.path.join(folder, f"{os.getpid()}.pid"), "w"):
+        pass
+    time.sleep(300)
+    return [{"index": index}]
+
+
+if __name__ == "__main__":
+    tasks = [Task({"index": i}, wait, {"index": i, "folder": sys.argv[1]}) for i in range(2)]
+    run_tasks(tasks, workers=2, progressbar=False)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, dead but not yet reaped, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_stop_when_the_main_process_is_killed(tmp_path):
+    """A run whose main process alone is ended by SIGTERM (``kill PID``, a batch system's
+    time limit) leaves no worker running its task: each stops within seconds.
+    """
+    script = tmp_path / "study.py"
+    script.write_text(STOPPED_STUDY)
+    main = subprocess.Popen([sys.executable, str(script), str(tmp_path)])
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = [int(path.stem) for path in tmp_path.glob("*.pid")]
+        assert len(workers) == 2, "the workers did not start their tasks within two minutes"
+        main.send_signal(signal.SIGTERM)
+        main.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(map(_running, workers))
+    finally:
+        main.kill()
+        for pid in filter(_running, workers):
+            os.kill(pid, signal.SIGKILL)
