@@ -66,6 +66,7 @@ __all__ = [
     "PROPOSAL_DOF",
     "CONTRACTION",
     "MANY_COLUMNS",
+    "COMPILED_COLUMNS",
 ]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -84,8 +85,13 @@ CONTRACTION = 0.1
 #: From this many columns on, a Hessian (``O(n k^2)``) outweighs the overhead of a Newton step:
 #: it is a symmetric rank-k update (:func:`_hessian_factor`) kept while it contracts
 #: (:func:`probit_laplace`), and a proposal makes no projected start (:meth:`LaplaceJump.
-#: _candidate`). Below it, Newton's loop is compiled (:mod:`bayesvm.blocks.probit_newton`).
+#: _candidate`).
 MANY_COLUMNS = 48
+#: Below this many columns, Newton's fits and the proposals' probit log likelihoods are
+#: compiled loops (:mod:`bayesvm.blocks.probit_newton`; :func:`probit_laplace`): with 400
+#: rows on one thread the log likelihood took 6.5 against 8.7 us at 6 columns, 8.5 against
+#: 8.5 at 16, 10.3 against 8.9 at 21.
+COMPILED_COLUMNS = 16
 #: Laplace modes kept, by active set, as starts of the next Newton fits at the same set (the
 #: oldest is forgotten first; :meth:`LaplaceJump._candidate`).
 REMEMBERED_MODES = 1000
@@ -121,16 +127,21 @@ def _log_posterior(design, prior_precision, y, theta) -> tuple[np.ndarray, np.nd
 def _hessian_factor(design, prior_precision, mills, z) -> np.ndarray:
     """``chol(H)``, ``H = C^T W C + R`` at ``z``, with ``W = diag(lambda_i (lambda_i + z_i))``,
     ``z_i = y_i f_i``, ``lambda_i = phi(z_i) / Phi(z_i)`` (``mills``): the probit's curvature,
-    between 0 and 1, and ``C^T W C`` BLAS ``dsyrk``'s lower triangle (half the flops of a
-    product; the Cholesky factorisation reads no other).
+    between 0 and 1.
 
     Far in the tail (``z_i`` below about -1e3) ``lambda_i + z_i`` loses its digits to
     cancellation and the computed curvature can leave ``[0, 1]``: it is clipped there, which
     keeps ``H`` positive definite (every step an ascent direction; at the mode no ``z_i`` is
-    that far).
+    that far). From :data:`MANY_COLUMNS` columns on, ``C^T W C`` is BLAS ``dsyrk``'s lower
+    triangle (half the flops of a product; the Cholesky factorisation reads no other), below
+    it one matrix product, which then costs less than the call: with 400 rows on one thread,
+    the product took 15 us against the update's 18 at 22 columns, 198 against 137 at 100.
     """
     weights = np.minimum(np.maximum(mills * (mills + z), 0.0), 1.0)
-    gram = blas.dsyrk(1.0, design.T * np.sqrt(weights), lower=1)
+    if design.shape[1] < MANY_COLUMNS:
+        gram = design.T @ (weights[:, None] * design)
+    else:
+        gram = blas.dsyrk(1.0, design.T * np.sqrt(weights), lower=1)
     return cholesky_lower(gram + prior_precision)
 
 
@@ -141,16 +152,17 @@ def probit_laplace(design, prior_precision, y, *starts) -> ProbitLaplace:
     prefers (a start carried over from another active set can put some ``|z_i|`` at 1e4 or
     more).
 
-    Below :data:`MANY_COLUMNS` columns each step makes its Hessian afresh, in one compiled loop
-    (:func:`~bayesvm.blocks.probit_newton.compiled_probit`: in NumPy a step's score of calls
-    cost more than its flops). From :data:`MANY_COLUMNS` on the Hessian is kept from step to
-    step while each step cuts the decrement ``grad^T H^-1 grad`` by :data:`CONTRACTION` (a
-    chord method; a step costs ``O(n k)``, a Hessian ``O(n k^2)``), and made afresh where one
-    does not. Newton stops only where the decrement under the Hessian at the point itself is
-    below :data:`NEWTON_TOL`, as with a fresh Hessian at every step, so the approximation is
-    the same to a millionth of a standard deviation. On 220 fits of waveform's first sweeps
-    (187 columns on average) this takes 2.3 Hessians per fit against 3.9, 1.8 against 3.7 ms
-    (one thread).
+    The Hessian is kept from step to step while each step cuts the decrement ``grad^T H^-1
+    grad`` by :data:`CONTRACTION` (a chord method; a step costs ``O(n k)``, a Hessian ``O(n
+    k^2)``), and made afresh where one does not. Newton stops only where the decrement under
+    the Hessian at the point itself is below :data:`NEWTON_TOL`, as with a fresh Hessian at
+    every step, so the approximation is the same to a millionth of a standard deviation. On
+    220 fits of waveform's first sweeps (187 columns on average) this takes 2.3 Hessians per
+    fit against 3.9, 1.8 against 3.7 ms (one thread); at 21 columns, as long as before. Below
+    :data:`COMPILED_COLUMNS` columns the same steps, each with a fresh Hessian, run as one
+    compiled loop (:func:`~bayesvm.blocks.probit_newton.compiled_probit`), where NumPy's call
+    overheads outweigh the flops: with 400 rows on one thread, 63 against 151 us a fit at 6
+    columns, 123 against 147 at 16; from 21 columns on the loop, without BLAS, is the slower.
 
     The objective is concave, so in exact arithmetic a short enough step along Newton's
     direction always raises it. Where ``H`` is ill-conditioned round-off can hold the
@@ -159,7 +171,7 @@ def probit_laplace(design, prior_precision, y, *starts) -> ProbitLaplace:
     while no step raises the objective: Newton then stops there, at the mode to working
     precision.
     """
-    if design.shape[1] < MANY_COLUMNS:
+    if design.shape[1] < COMPILED_COLUMNS:
         return _few_columns(design, prior_precision, y, starts)
     theta, z = np.zeros(design.shape[1]), np.zeros(y.shape[0])  # log Phi(0) = log 1/2
     log_cdf = np.full(y.shape[0], LOG_HALF)
@@ -189,14 +201,14 @@ def probit_laplace(design, prior_precision, y, *starts) -> ProbitLaplace:
             factor = None  # along the kept H's direction only: take the one here
             continue
         theta, (z, log_cdf, objective) = found
-        if decrement > CONTRACTION * previous:
+        if design.shape[1] < MANY_COLUMNS or decrement > CONTRACTION * previous:
             factor = None
         here, previous = False, decrement
     raise np.linalg.LinAlgError(f"Newton's method did not converge in {NEWTON_MAX_ITER} steps")
 
 
 def _few_columns(design, prior_precision, y, starts) -> ProbitLaplace:
-    """:func:`probit_laplace` below :data:`MANY_COLUMNS` columns, compiled."""
+    """:func:`probit_laplace` below :data:`COMPILED_COLUMNS` columns, compiled."""
     k = design.shape[1]
     newton, _ = compiled_probit()
     theta, factor, status = newton(
@@ -357,7 +369,7 @@ class LaplaceJump:
             + 0.5 * (k * math.log(g) - g * theta[1:] @ theta[1:])
             - 0.5 * (k + 1) * LOG_2PI
         )
-        if k + 1 < MANY_COLUMNS:  # a score of NumPy's overheads: compiled
+        if k + 1 < COMPILED_COLUMNS:  # NumPy's call overheads outweigh the flops
             _, log_likelihood = compiled_probit()
             return log_prior + log_likelihood(candidate.design, self.y, theta)
         return log_prior + float(log_ndtr(self.y * (candidate.design @ theta)).sum())

@@ -144,7 +144,7 @@ def test_each_set_is_fitted_once_a_step_however_often_it_is_proposed(monkeypatch
 
 
 def test_the_compiled_loop_and_the_numpy_loop_find_the_same_approximation(monkeypatch):
-    """Below :data:`MANY_COLUMNS` Newton runs compiled; the NumPy loop (forced here at 4
+    """Below :data:`COMPILED_COLUMNS` Newton runs compiled; the NumPy loop (forced here at 4
     columns) finds the same mode to a millionth of a standard deviation and the same factor,
     from near and far starts; the compiled log likelihood is SciPy's sum to round-off.
     """
@@ -152,7 +152,7 @@ def test_the_compiled_loop_and_the_numpy_loop_find_the_same_approximation(monkey
     for start in ([0.0, 0.0, 0.0, 0.0], [5.0, -20.0, 10.0, 3.0], [4e4, -3e4, 2e4, 1e4]):
         compiled = probit_laplace(design, precision, y, np.array(start))
         with monkeypatch.context() as patch:
-            patch.setattr(laplace_jump, "MANY_COLUMNS", 1)
+            patch.setattr(laplace_jump, "COMPILED_COLUMNS", 1)
             loop = probit_laplace(design, precision, y, np.array(start))
         sd = np.sqrt(np.diag(np.linalg.inv(loop.factor @ loop.factor.T)))
         assert np.all(np.abs(compiled.mode - loop.mode) < 1e-6 * sd)
