@@ -2,14 +2,15 @@
 
 The reversible jump of :mod:`bayesvm.blocks.laplace_jump` fits the Laplace approximation of
 ``p(theta | gamma', y, g, eta)`` for each proposed set: on ringnorm (about 5 vectors), some 10
-fits a sweep of about 6 Newton steps each, every step one log likelihood, gradient and
+fits a sweep of about 5 Newton steps each, every step one log likelihood, gradient and
 Hessian on 400 rows and a Cholesky factorisation of a matrix of 6 x 6. In NumPy such a step
 is a score of calls of a few microseconds each whatever their size; here the whole fit is one
 loop compiled with Numba (a dependency of PyTensor, so always installed), its ``log Phi`` that
 of SciPy's ufunc (:mod:`bayesvm.compiled_special`). It takes the steps of
 :func:`~bayesvm.blocks.laplace_jump.probit_laplace` below :data:`~bayesvm.blocks.laplace_jump.
 MANY_COLUMNS` columns (a Hessian at every step), so the mode and factor are those of the NumPy
-loop to round-off.
+loop to round-off; it is used below :data:`~bayesvm.blocks.laplace_jump.COMPILED_COLUMNS`,
+beyond which its Hessian, without BLAS, costs more than NumPy's calls.
 
 Numba is imported, and the loops compiled (about 5 s), at the first fit of a process.
 """
