@@ -26,6 +26,7 @@ FLOORS = {
     "bayesvm.moved": 0,
     "bayesvm._arviz": 0,
     "bayesvm._blas": 0,
+    "bayesvm.compiled_special": 0,
     "bayesvm.data": 0,
     "bayesvm.blocks": 1,
     "bayesvm.models": 2,
