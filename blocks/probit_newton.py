@@ -55,14 +55,18 @@ def compiled_probit():
     log_half = math.log(0.5)
 
     @numba.njit
+    def row_times(design, i, theta):
+        """``c_i^T theta``, the ``i``-th row of the design times ``theta``."""
+        fitted = 0.0
+        for c in range(design.shape[1]):
+            fitted += design[i, c] * theta[c]
+        return fitted
+
+    @numba.njit
     def log_likelihood(design, y, theta):
-        n, k = design.shape
         total = 0.0
-        for i in range(n):
-            fitted = 0.0
-            for c in range(k):
-                fitted += design[i, c] * theta[c]
-            total += log_ndtr(y[i] * fitted, 1)
+        for i in range(design.shape[0]):
+            total += log_ndtr(y[i] * row_times(design, i, theta), 1)
         return total
 
     @numba.njit
@@ -71,10 +75,7 @@ def compiled_probit():
         n, k = design.shape
         total = 0.0
         for i in range(n):
-            fitted = 0.0
-            for c in range(k):
-                fitted += design[i, c] * theta[c]
-            z[i] = y[i] * fitted
+            z[i] = y[i] * row_times(design, i, theta)
             log_cdf[i] = log_ndtr(z[i], 1)
             total += log_cdf[i]
         quadratic = 0.0
@@ -141,8 +142,9 @@ def compiled_probit():
             for i in range(n):
                 mills = math.exp(-0.5 * z[i] * z[i] - half_log_2pi - log_cdf[i])
                 weight = min(max(mills * (mills + z[i]), 0.0), 1.0)
+                residual = y[i] * mills  # y_i = +-1: the same products as y_i c_ia mills
                 for a in range(k):
-                    gradient[a] += design[i, a] * y[i] * mills
+                    gradient[a] += design[i, a] * residual
                     weighted = weight * design[i, a]
                     for b in range(a + 1):
                         hessian[a, b] += weighted * design[i, b]

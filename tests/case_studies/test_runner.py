@@ -312,7 +312,10 @@ def _running(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="tells a worker that ended from a zombie by /proc/<pid>/stat, which only Linux has",
+)
 def test_workers_stop_when_the_main_process_is_killed(tmp_path):
     """A run whose main process alone is ended by SIGTERM (``kill PID``, a batch system's
     time limit) leaves no worker running its task: each stops within seconds.
