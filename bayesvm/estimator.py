@@ -74,6 +74,27 @@ def _seed(random_state):
     )
 
 
+def _refuse_fit_params(estimator, fit_params: dict) -> None:
+    """Raise ``TypeError`` naming the ``fit_params`` given to ``estimator.fit``, none of which
+    it takes. The models weigh every row alike (the papers' likelihoods have no weights), so
+    ``sample_weight`` gets the way out: repeat a row to give it an integer weight.
+    """
+    if not fit_params:
+        return
+    name = type(estimator).__name__
+    if "sample_weight" in fit_params:
+        raise TypeError(
+            f"{name}.fit takes no sample_weight: bayesvm's models weigh every row alike (the "
+            "papers' likelihoods have no weights); to give rows integer weights, repeat them "
+            "(np.repeat(X, weights, axis=0) and the same for y)"
+        )
+    raise TypeError(
+        f"{name}.fit takes no {', '.join(sorted(fit_params))}: it takes X, y"
+        + (" and groups" if isinstance(estimator, BayesianSVC) else "")
+        + f"; model and method options go to {name}(model_options=..., fit_options=...)"
+    )
+
+
 def _fit_options(estimator) -> dict:
     """Options of :func:`bayesvm.fit` that the estimator's ``method`` takes, then its
     ``fit_options``.
@@ -150,7 +171,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         Seed of the fit (draws, or EM/ECME's starting point): same seed, same result.
     n_jobs : int, optional
         BLAS threads of the fit (the ``threads`` of :func:`bayesvm.fit`); None chooses by
-        the size of the problem and the idle cores.
+        the size of the problem and the usable cores.
 
     Attributes
     ----------
@@ -229,7 +250,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = self.model == "missing"
         return tags
 
-    def fit(self, X, y, groups=None):
+    def fit(self, X, y, groups=None, **fit_params):
         """Fit the model to ``X`` and labels ``y`` (one binary fit per class beyond two).
 
         Parameters
@@ -240,11 +261,15 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             At least two classes of any label type.
         groups : array-like of shape (n_samples,), optional
             ``model="random_intercept"``: each row's group (default: one group).
+        **fit_params
+            None is taken: ``sample_weight`` and any other is refused with a ``TypeError``
+            that says why (:func:`_refuse_fit_params`).
 
         Returns
         -------
         self : BayesianSVC
         """
+        _refuse_fit_params(self, fit_params)
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {list(MODELS)}; got {self.model!r}")
         X, y = validate_data(
@@ -497,13 +522,15 @@ class BayesianRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
-        """Fit the regression to ``X`` and real ``y``.
+    def fit(self, X, y, **fit_params):
+        """Fit the regression to ``X`` and real ``y``; ``fit_params`` as for
+        :meth:`BayesianSVC.fit`: none is taken.
 
         Returns
         -------
         self : BayesianRegressor
         """
+        _refuse_fit_params(self, fit_params)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=True)
         options = {} if self.model_options is None else self.model_options
         if not isinstance(options, dict):

@@ -23,6 +23,7 @@ __all__ = [
     "fit",
     "check_fit",
     "check_options",
+    "check_model",
     "backends",
     "DEFAULT_SEED",
 ]
@@ -90,8 +91,37 @@ def backends() -> list[Backend]:
 
 
 def methods(model) -> list[str]:
-    """The methods that can fit ``model``, e.g. ``["vb", "gibbs", "nuts"]``."""
+    """The methods that can fit ``model``, e.g. ``["vb", "gibbs", "nuts"]``; ``TypeError`` if
+    ``model`` is not a model (:func:`check_model`).
+    """
+    check_model(model)
     return [backend.method for backend in backends() if backend.supports(model)]
+
+
+def check_model(model) -> None:
+    """Raise ``TypeError`` unless ``model`` is a model of :mod:`bayesvm.models` (or one
+    composed from blocks, a :class:`~bayesvm.models.block_model.BlockModel`), saying how to
+    build one from data given in its place.
+    """
+    from bayesvm.models.block_model import BlockModel
+
+    if isinstance(model, BlockModel):
+        return
+    kind = type(model)
+    given = (
+        repr(model)
+        if model is None or isinstance(model, str | numbers.Number)
+        else f"a {kind.__module__}.{kind.__qualname__}"
+    )
+    hint = ""
+    if hasattr(model, "shape") or hasattr(model, "columns"):
+        hint = (
+            ": build a model from the data first, e.g. bayesvm.models.MixedSVM.penalized(X, y) "
+            "or bayesvm.from_formula(...), or fit bayesvm.BayesianSVC() to (X, y)"
+        )
+    raise TypeError(
+        f"expected a model of bayesvm.models (e.g. MixedSVM.penalized(X, y)); got {given}{hint}"
+    )
 
 
 #: The seed of a fit given none: the same call gives the same numbers.
@@ -116,11 +146,11 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
         give other seeds for independent runs, or None for fresh entropy from the system.
     threads : int, optional
         BLAS threads for the fit, at most the cores this process may use. By default one,
-        unless an iteration's work is large enough for more to pay off and the machine has
-        idle cores (:func:`bayesvm.linalg.automatic_threads`). Sums split between threads
-        round differently, so a fit given another number of threads can differ in the last
-        digits (a sampler's chain, in its later draws); give ``threads`` for the same
-        numbers on a machine whatever its load.
+        or every usable core where an iteration's work is large enough for more to pay off
+        (:func:`bayesvm.linalg.automatic_threads`): chosen from the problem and the cores,
+        never from the machine's load. Sums split between threads round differently, so a
+        fit given another number of threads can differ in the last digits (a sampler's
+        chain, in its later draws).
     **options
         Passed to the backend (``chains``, ``draws``, ``tune``, ``tol``,
         ``max_iter``, ``progressbar``, ...); see each backend's docstring.
@@ -190,6 +220,7 @@ def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBrea
 
 
 def _backend_for(model, method: str) -> Backend:
+    check_model(model)
     for backend in backends():
         if backend.method == method and backend.supports(model):
             return backend

@@ -256,4 +256,4 @@ def frame_to_arrays(df: pd.DataFrame, target: str, features=None):
     non_numeric = [c for c in features if not pd.api.types.is_numeric_dtype(df[c])]
     if non_numeric:
         raise ValueError(f"feature columns must be numeric; not numeric: {non_numeric}")
-    return df[features].to_numpy(dtype=float), df[target].to_numpy(), features
+    return df[features].to_numpy(dtype=float, na_value=np.nan), df[target].to_numpy(), features

@@ -114,7 +114,8 @@ class MissingDataSVM(LinearPredictorSVM):
             Scale matrix of the inverse-Wishart prior on ``Sigma_x`` (default ``0.01 I``).
         nu : float
             Its degrees of freedom (``nu <= n_features - 1`` makes it improper, as the paper's
-            ``nu = 3`` with 4 predictors: the posterior is still proper).
+            ``nu = 3`` with 4 predictors: the posterior is still proper, as long as ``nu +
+            n_samples > n_features - 1``, which is checked).
         likelihood : {"hinge", "normalized"}
             ``"hinge"``: the paper's pseudo-likelihood ``exp(-2 (1 - y f)_+)`` (methods VB,
             Gibbs, NUTS). ``"normalized"``: ``exp(-2 (1 - y f)_+) / Z(f)``, a proper
@@ -139,6 +140,13 @@ class MissingDataSVM(LinearPredictorSVM):
             )
         y_pm, classes = encode_labels(y, n_samples, positive_class)
         check_positive_finite(sigma2_beta=sigma2_beta, A_u=A_u, B_u=B_u, sigma2_mu=sigma2_mu, nu=nu)
+        if nu + n_samples <= n_features - 1:
+            raise ValueError(
+                f"MissingDataSVM needs nu + n_samples > n_features - 1: Sigma_x's conditional is "
+                f"an inverse Wishart with nu + n_samples degrees of freedom, proper only above "
+                f"n_features - 1; got nu = {nu:g}, n_samples = {n_samples}, n_features = "
+                f"{n_features}: give more rows, fewer features or nu > {n_features - 1 - n_samples}"
+            )
         psi = 0.01 * np.eye(n_features) if psi is None else _check_scale_matrix(psi, n_features)
         return cls(
             X=np.ones((n_samples, 1)),

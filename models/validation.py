@@ -38,30 +38,65 @@ def as_design(X, name: str = "X", missing: bool = False) -> np.ndarray:
             "memory"
         )
     _check_numeric_columns(X, name)
-    try:
-        array = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric: {error}") from error
+    array = _float_array(X, name)
     if array.ndim == 1:
         array = array[:, None]
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {array.shape}")
     if array.shape[1] == 0:
         raise ValueError(f"{name} has no columns")
+    names = column_names(X)
+    columns = [repr(c) for c in names] if names else [str(j) for j in range(array.shape[1])]
     if missing:
         if np.isinf(array).any():
-            bad = np.argwhere(np.isinf(array))[0]
+            row, column = np.argwhere(np.isinf(array))[0]
             raise ValueError(
-                f"{name} contains infinite values (first at row {bad[0]}, column {bad[1]})"
+                f"{name} contains infinite values (first at row {row}, column {columns[column]})"
             )
-        return array
-    if not np.all(np.isfinite(array)):
-        bad = np.argwhere(~np.isfinite(array))[0]
+    elif not np.all(np.isfinite(array)):
+        row, column = np.argwhere(~np.isfinite(array))[0]
         raise ValueError(
-            f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]}); "
-            "this model has no missing-data part (MissingDataSVM imputes missing predictors)"
+            f"{name} contains missing (NaN, None, pd.NA) or infinite values (first at row {row}, "
+            f"column {columns[column]}); this model has no missing-data part (MissingDataSVM "
+            "imputes missing predictors)"
         )
+    _check_magnitude(array, name, columns)
     return array
+
+
+#: The largest magnitude an input value may have. The fits compute with squares and products of
+#: the values (Gram matrices, kernel distances, sums over rows), which overflow double
+#: precision (about 1.8e308) for values near 1e154 or above; values beyond 1e100 are refused
+#: before any work, with the column that holds them.
+LARGEST_VALUE = 1e100
+
+
+def _check_magnitude(array: np.ndarray, name: str, columns: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the first column of ``array`` (NaN aside) that holds a value
+    beyond :data:`LARGEST_VALUE` in magnitude.
+    """
+    with np.errstate(invalid="ignore"):
+        too_large = np.abs(array) > LARGEST_VALUE
+    if too_large.any():
+        row, column = np.argwhere(too_large)[0]
+        raise ValueError(
+            f"{name} holds values too large to compute with: {array[row, column]:.3g} at row "
+            f"{row}, column {columns[column]} (at most {LARGEST_VALUE:g} in magnitude: squares "
+            "and sums of such values overflow double precision); rescale the column, for "
+            "example standardise it"
+        )
+
+
+def _float_array(X, name: str) -> np.ndarray:
+    """``X`` as a float array, a pandas missing value (``pd.NA`` of a nullable or pyarrow
+    column, ``None``) as NaN: a missing value wherever NaN is one.
+    """
+    try:
+        if type(X).__module__.startswith("pandas"):  # a DataFrame or Series
+            return X.to_numpy(dtype=float, na_value=np.nan)
+        return np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric: {error}") from error
 
 
 def design_and_names(
@@ -125,7 +160,7 @@ def select_columns(table, names: Sequence[str], name: str = "X"):
             f"the columns of {name} do not match the model's: {'; '.join(problems)}{hint}"
         )
     _check_numeric_columns(table[names], name)
-    return np.asarray(table[names], dtype=float)
+    return _float_array(table[names], name)
 
 
 # Models whose prediction methods read a data frame through a reader of their own (a formula's
@@ -261,15 +296,13 @@ def encode_labels(y, n_samples: int, positive_class=None) -> tuple[np.ndarray, n
 
 def real_response(y, n_samples: int) -> np.ndarray:
     """A regression's responses as a 1-D float array of ``n_samples`` finite numbers."""
-    try:
-        values = np.asarray(y, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"y must hold numbers for a regression: {error}") from error
+    values = _float_array(y, "y (a regression's responses)")
     if values.ndim != 1 or values.shape[0] != n_samples:
         raise ValueError(f"shape mismatch: X has {n_samples} rows but y has shape {values.shape}")
     if not np.all(np.isfinite(values)):
         rows = np.flatnonzero(~np.isfinite(values))
         raise ValueError(f"y contains NaN or infinite values (rows {_listed(rows)})")
+    _check_magnitude(values[:, None], "y", ["0"])
     return values
 
 

@@ -3,11 +3,20 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse
 
 import bayesvm
-from bayesvm.models import LinearSVM, MixedSVM, SpikeSlabSVM
+from bayesvm.models import (
+    GPSVM,
+    KernelGKM,
+    LinearRegression,
+    LinearSVM,
+    MissingDataSVM,
+    MixedSVM,
+    SpikeSlabSVM,
+)
 from bayesvm.registry import DEFAULT_SEED
 
 RNG = np.random.default_rng(11)
@@ -108,3 +117,93 @@ def test_the_same_call_gives_the_same_numbers(method):
     for group in ("posterior", "posterior_predictive"):
         assert first.idata[group].equals(second.idata[group])
         assert not first.idata[group].equals(other.idata[group])
+
+
+@pytest.mark.parametrize("given", [None, X, "penalized"])
+def test_fit_and_methods_say_what_a_model_is_when_given_something_else(given):
+    for call in (bayesvm.fit, bayesvm.methods):
+        with pytest.raises(TypeError, match="expected a model of bayesvm.models"):
+            call(given)
+    with pytest.raises(TypeError, match="build a model from the data first"):
+        bayesvm.fit(X)
+
+
+def test_missing_data_svm_with_more_features_than_its_prior_and_rows_allow_is_refused():
+    """``Sigma_x``'s conditional is an inverse Wishart with ``nu + n`` degrees of freedom,
+    proper only above ``d - 1``: at ``d = n + 4`` (``nu = 3``) VB and Gibbs would fail inside
+    SciPy and NumPy.
+    """
+    rng = np.random.default_rng(2)
+    n = 20
+    labels = np.arange(n) % 2
+    D = rng.normal(size=(n, n + 4))
+    D[0, 0] = np.nan
+    refused = r"nu \+ n_samples > n_features - 1.*nu = 3, n_samples = 20"
+    with pytest.raises(ValueError, match=refused):
+        MissingDataSVM.from_arrays(D, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesvm.IdentifiabilityWarning)
+        model = MissingDataSVM.from_arrays(D[:, :-1], labels)  # nu + n = 23 > 22: proper
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)
+        fit = bayesvm.fit(model, "vb")
+    assert np.isfinite(fit.idata.posterior["Sigma_x"]).all()
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda X, y: MixedSVM.penalized(X, y),
+        lambda X, y: GPSVM.from_arrays(X, y),
+        lambda X, y: KernelGKM.from_arrays(X, y),
+        lambda X, y: MissingDataSVM.from_arrays(X, y),
+    ],
+)
+def test_values_too_large_to_square_are_refused_naming_the_column(build):
+    frame = pd.DataFrame(X, columns=["age", "dose", "weight"])
+    frame.loc[4, "dose"] = 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning before the error
+        with pytest.raises(ValueError, match=r"1e\+300 at row 4, column 'dose'.*rescale"):
+            build(frame, Y)
+    with pytest.raises(ValueError, match="too large"):
+        LinearRegression.from_arrays(X, np.where(np.arange(60) == 2, -1e200, 1.0))
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "double[pyarrow]"])
+def test_pandas_missing_values_are_missing_values(dtype):
+    if dtype.endswith("[pyarrow]"):
+        pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    nan = frame.copy()
+    nan.loc[7, "b"] = np.nan
+    nullable = nan.astype(dtype)
+    assert nullable.loc[7, "b"] is pd.NA
+    imputed, reference = (MissingDataSVM.from_arrays(D, Y) for D in (nullable, nan))
+    np.testing.assert_array_equal(imputed.missing, reference.missing)
+    np.testing.assert_array_equal(np.nan_to_num(imputed.Z), np.nan_to_num(reference.Z))
+    framed = MissingDataSVM.from_frame(nullable.assign(y=Y), "y")
+    np.testing.assert_array_equal(framed.missing, reference.missing)
+    with pytest.raises(ValueError, match=r"missing \(NaN, None, pd.NA\).*row 7, column 'b'"):
+        MixedSVM.penalized(nullable, Y)
+
+
+def test_sample_weight_is_refused_with_the_way_to_weigh_rows():
+    from sklearn.model_selection import cross_val_score
+
+    weights = np.ones(60)
+    with pytest.raises(TypeError, match="takes no sample_weight.*repeat them"):
+        bayesvm.BayesianSVC().fit(X, Y, sample_weight=weights)
+    with pytest.raises(TypeError, match="takes no sample_weight"):
+        bayesvm.BayesianRegressor().fit(X, X[:, 0], sample_weight=weights)
+    with pytest.raises(TypeError, match="takes no verbose: it takes X, y and groups"):
+        bayesvm.BayesianSVC().fit(X, Y, verbose=True)
+    with pytest.raises(TypeError, match="takes no sample_weight"):
+        cross_val_score(
+            bayesvm.BayesianSVC(),
+            X,
+            Y,
+            cv=2,
+            params={"sample_weight": weights},
+            error_score="raise",
+        )
