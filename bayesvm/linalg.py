@@ -32,11 +32,13 @@ __all__ = [
     "MULTITHREAD_MIN_FLOPS",
 ]
 
-# Work per iteration (floating-point operations) from which a fit may use several BLAS
-# threads (:func:`blas_threads_for`). Measured on 2 cores (medians of 3,
-# ``MixedSVM.penalized``): two threads were as fast as one below it (n = 200, d = 10; n = 20,
-# d = 200) and faster from 2e8.
-MULTITHREAD_MIN_FLOPS = 1e8
+# Work per iteration (floating-point operations) from which a fit uses every usable core's
+# BLAS thread (:func:`automatic_threads`). Measured on 2 cores with default VB fits of
+# ``MixedSVM.penalized`` at n = 1e5: at d = 100 (2e9 flops) two threads took 1.8-2.0 s against
+# one thread's 2.4-2.5 s on an idle machine, but 5.4-6.0 s against 2.2-2.6 s with the other
+# core busy (a BLAS thread that waits for a core stalls the others); at d = 300 (1.8e10) two
+# threads took 5.3 s against 8.9 s, idle.
+MULTITHREAD_MIN_FLOPS = 1e10
 
 # Bytes of the row chunks that :func:`weighted_gram` and :func:`quadratic_forms` stream through
 # (a few MiB: the chunk stays in cache between its scaling and its BLAS call).
@@ -84,19 +86,19 @@ def available_memory() -> int | None:
 
 
 def automatic_threads(flops_per_iteration: float) -> int:
-    """BLAS threads for a fit whose iterations cost ``flops_per_iteration``.
+    """BLAS threads for a fit whose iterations cost ``flops_per_iteration``: one below
+    :data:`MULTITHREAD_MIN_FLOPS`, every usable core (:func:`usable_cores`) from it.
 
-    One thread below :data:`MULTITHREAD_MIN_FLOPS` (where more threads were measured to gain
-    nothing); above it, as many as there are usable cores left idle by the machine's current
-    load (1-minute load average, rounded, this process's own share of it left out), at least
-    one. A busy machine therefore gets one thread: a spinning BLAS thread that has to wait for
-    a core made fits tens to hundreds of times slower there.
+    The count follows the problem and the cores this process may use, never the machine's
+    load: sums split between threads round differently, so draws would change with the load,
+    and the same call must give the same numbers on an idle and a busy machine. Below the
+    threshold one thread is about as fast as several on an idle machine and much faster on a
+    busy one; on a busy machine give ``threads=1`` to a larger fit.
     """
     cores = usable_cores()
     if flops_per_iteration < MULTITHREAD_MIN_FLOPS or cores < 2:
         return 1
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return int(max(1, min(cores, round(cores - load + 1))))
+    return cores
 
 
 def blas_threads_for(

@@ -43,3 +43,29 @@ def test_quadratic_forms_are_the_predictor_variances():
     forms = quadratic_forms(inverse_factor(factor), X_T)
     expected = np.einsum("ij,ij->i", X, np.linalg.solve(precision, X.T).T)
     np.testing.assert_allclose(forms, expected, rtol=1e-10)
+
+
+def test_threads_follow_the_problem_and_the_cores_never_the_load(monkeypatch):
+    """The same default call gives the same draws on an idle and a busy machine: the thread
+    count never reads the load (a test of bit-identical draws under two load readings, with
+    the threshold lowered so that this small fit gets every usable core).
+    """
+    import warnings
+
+    import bayesvm
+    from bayesvm import linalg
+    from bayesvm.models import MixedSVM
+
+    model = MixedSVM.penalized(X[:2000, :5], np.where(X[:2000, 0] > 0, 1, -1))
+    monkeypatch.setattr(linalg, "MULTITHREAD_MIN_FLOPS", 0.0)
+    draws = []
+    for load in (0.0, 50.0):
+        monkeypatch.setattr(linalg.os, "getloadavg", lambda load=load: (load, load, load))
+        assert linalg.automatic_threads(1.0) == linalg.usable_cores()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)
+            fit = bayesvm.fit(model, "gibbs", chains=1, draws=30, tune=0, progressbar=False)
+        draws.append(fit.idata.posterior["u"].to_numpy())
+    np.testing.assert_array_equal(draws[0], draws[1])
+    monkeypatch.setattr(linalg.os, "getloadavg", pytest.fail)
+    assert linalg.automatic_threads(linalg.MULTITHREAD_MIN_FLOPS / 2) >= 1
