@@ -18,6 +18,7 @@ This module imports the standard library only: ``import bayesvm`` stays fast.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shlex
@@ -35,16 +36,28 @@ __all__ = [
     "write_text",
     "write_csv",
     "save_figure",
+    "check_name_length",
     "locked_folder",
+    "check_free",
     "FolderInUseError",
     "LOCK_FILE_NAME",
+    "earlier_run_files",
+    "EarlierResultsError",
+    "SETTINGS_SUFFIX",
+    "REPORT_NAME",
 ]
 
 #: The lock file that :func:`locked_folder` creates in the folder it holds.
 LOCK_FILE_NAME = ".bayesvm.lock"
+#: What a run writes into its folder first, beside each of its CSVs of results (what the rows
+#: depend on), and last (its report): :func:`earlier_run_files` looks for them.
+SETTINGS_SUFFIX, REPORT_NAME = ".settings.json", "report.md"
 # How long a lock file without a record is given to receive it (it is written right after it
 # is created) before it counts as unreadable, and how often it is read meanwhile.
 _RECORD_WAIT_S, _RECORD_POLL_S = 1.0, 0.05
+# Characters of a long target's name kept in its temporary file's, which adds 18 to them
+# (``.``, ``.1a2b3c4d.tmp`` and the suffix again): names may have 255 bytes on most systems.
+_NAME_KEPT = 200
 
 
 @contextmanager
@@ -73,11 +86,24 @@ def atomic_path(path) -> Iterator[Path]:
     ...     idata.to_netcdf(temporary)
     """
     target = Path(path)
-    temporary = _create_unique(target)
+    if target.is_dir():
+        raise IsADirectoryError(
+            errno.EISDIR, "is a folder, not a file: give a file name", os.fspath(path)
+        )
+    check_name_length(target)
+    try:
+        temporary = _create_unique(target)
+    except OSError as error:
+        raise _about_target(error, path) from None
     try:
         yield temporary
         _sync(temporary)
         os.replace(temporary, target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        if temporary.name in f"{error} {error.filename} {error.filename2}":
+            raise _about_target(error, path) from error
+        raise
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -190,10 +216,86 @@ def locked_folder(path) -> Iterator[Path]:
         _release(lock, record)
 
 
+def _about_target(error: OSError, path) -> OSError:
+    """``error``, raised while writing the temporary file of ``path``, as an error about
+    ``path`` itself (the temporary file's name would mean nothing to the user).
+    """
+    return type(error)(error.errno, error.strerror or str(error), os.fspath(path))
+
+
+def check_name_length(path) -> None:
+    """Raise the system's "File name too long" (``OSError``, before any writing) where a name
+    in ``path`` is longer than the system takes (``NAME_MAX``, typically 255 bytes; unchecked
+    where the system does not say).
+    """
+    path = Path(path)
+    try:
+        longest = os.pathconf(path.anchor or os.curdir, "PC_NAME_MAX")
+    except (AttributeError, ValueError, OSError):
+        return
+    for name in path.parts:
+        if len(os.fsencode(name)) > longest:
+            raise OSError(
+                errno.ENAMETOOLONG,
+                f"{os.strerror(errno.ENAMETOOLONG)} ({len(os.fsencode(name))} bytes in one name, "
+                f"at most {longest})",
+                os.fspath(path),
+            )
+
+
+def check_free(path) -> None:
+    """Raise :class:`FolderInUseError` if another run holds the folder ``path``
+    (:func:`locked_folder`): a look, which takes nothing (a stale lock is left for
+    :func:`locked_folder` to take over), so that a command can refuse before its imports.
+    """
+    lock = Path(path) / LOCK_FILE_NAME
+    try:
+        _, holder = _read_record(lock)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if holder is None or _is_running(holder):
+        raise FolderInUseError(path, holder or {})
+
+
+class EarlierResultsError(FileExistsError):
+    """A run was asked to start in a folder that holds an earlier run's results, which it
+    would write over (:func:`earlier_run_files`).
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+    files : list of str
+        The earlier run's settings files and report found there.
+    """
+
+    def __init__(self, folder, files: list[str]):
+        self.folder, self.files = Path(folder), list(files)
+        super().__init__(
+            f"{folder} holds the results of an earlier run ({', '.join(self.files)}), which a new "
+            "run would write over"
+        )
+
+
+def earlier_run_files(path) -> list[str]:
+    """The names of the files in the folder ``path`` that show an earlier run's results: the
+    settings beside each CSV (``*.settings.json``, written before any task runs) and the
+    report (:data:`REPORT_NAME`, written last); empty for a new folder.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return []
+    found = sorted(candidate.name for candidate in folder.glob(f"*{SETTINGS_SUFFIX}"))
+    return found + [REPORT_NAME] * (folder / REPORT_NAME).is_file()
+
+
 def _create_unique(target: Path) -> Path:
-    """Create an empty file of a new name beside ``target``, ending in its suffix."""
+    """Create an empty file of a new name beside ``target``, ending in its suffix (the name
+    shortened where the target's is long, so that it fits wherever the target's does).
+    """
+    stem = target.name[: _NAME_KEPT - len(target.suffix)] if len(target.name) > _NAME_KEPT else ""
+    stem = stem or target.name
     while True:
-        candidate = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp{target.suffix}")
+        candidate = target.with_name(f".{stem}.{os.urandom(4).hex()}.tmp{target.suffix}")
         try:  # mode 0o666 less the umask, as for a file that open() creates
             os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
         except FileExistsError:

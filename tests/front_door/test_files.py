@@ -149,3 +149,49 @@ def test_locks_of_other_hosts_and_unreadable_locks_count_as_held(tmp_path):
         with locked_folder(tmp_path):
             pytest.fail("entered a held folder")
     assert listing(tmp_path) == [LOCK_FILE_NAME]
+
+
+def test_write_errors_name_the_target_and_a_folder_is_refused_before_writing(tmp_path):
+    """The temporary file's name would mean nothing to the user; and a target that is a
+    folder is refused before the writer runs (a fit's netCDF written whole, then refused).
+    """
+    written = []
+
+    def write(path):
+        with atomic_path(path) as temporary:
+            written.append(temporary)
+            temporary.write_text("data")
+
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError) as refused:
+        write(tmp_path / "folder")
+    assert refused.value.filename == str(tmp_path / "folder") and not written
+    missing = tmp_path / "no such folder" / "fit.nc"
+    with pytest.raises(FileNotFoundError) as refused:
+        write(missing)
+    assert refused.value.filename == str(missing) and ".tmp" not in str(refused.value)
+    too_long = tmp_path / ("x" * 300 + ".nc")
+    with pytest.raises(OSError, match="File name too long") as refused:
+        write(too_long)
+    assert refused.value.filename == str(too_long) and not written
+    long_enough = tmp_path / ("y" * 250 + ".nc")  # fits, though its temporary's name would not
+    write(long_enough)
+    assert long_enough.read_text() == "data"
+    assert listing(tmp_path) == sorted(["folder", long_enough.name])
+
+
+def test_a_fit_saved_to_a_folder_fails_before_writing_naming_the_folder(tmp_path, monkeypatch):
+    import arviz as az
+
+    import bayesvm
+    from bayesvm.models import LinearSVM
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    fit = bayesvm.fit(LinearSVM.from_arrays(X, np.where(X[:, 0] > 0, 1, -1), alpha=1.0), "em")
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    monkeypatch.setattr(az.InferenceData, "to_netcdf", pytest.fail)  # nothing may be written
+    with pytest.raises(IsADirectoryError, match=r"is a folder, not a file.*a_folder'"):
+        fit.to_netcdf(folder)
+    assert listing(tmp_path) == ["a_folder"] and listing(folder) == []
