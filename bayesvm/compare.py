@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesvm._arviz import quiet_arviz_log
+from bayesvm.exceptions import warn_user
+from bayesvm.fit_file import model_from_dataset, model_to_dataset
 from bayesvm.moments import with_exact_moments
 from bayesvm.results import KINDS, Fit
 
@@ -73,6 +75,13 @@ def compare(
     hdi_prob : float
         Probability mass of the highest-density interval.
 
+    Warns
+    -----
+    UserWarning
+        When the fits are of different models or data (their classes, hyperparameters or
+        data differ, as far as each fit records them): their rows then sit side by side
+        without being estimates of one posterior.
+
     Returns
     -------
     pandas.DataFrame
@@ -109,6 +118,7 @@ def compare(
         tables.append(table[COLUMNS])
     if not tables:
         raise ValueError(f"none of the fits has any of the variables {list(var_names)}")
+    _warn_if_models_differ(fits)
     table = pd.concat(tables)
     table["step"] = table["step"].astype(object)  # one dtype, whether or not any is missing
     parameters = dict.fromkeys(table.index.get_level_values("parameter"))
@@ -166,6 +176,54 @@ def _unpack(fit: Fit | az.InferenceData) -> tuple[az.InferenceData, str, float]:
     if kind not in KINDS:
         raise ValueError(f"InferenceData attrs say kind={kind!r}; expected one of {KINDS}")
     return fit, str(kind), float(fit.attrs.get("runtime_s", np.nan))
+
+
+def _warn_if_models_differ(fits: Mapping[str, Fit | az.InferenceData]) -> None:
+    """Warn when the fits' models or data differ (:func:`_model_record`); fits that record no
+    model (an InferenceData of another program) are left out of the check.
+    """
+    records = {label: _model_record(fit) for label, fit in fits.items()}
+    records = {label: record for label, record in records.items() if record is not None}
+    first, *others = records.values() if records else [None]
+    if not others or all(_same_record(first, record) for record in others):
+        return
+    described = "; ".join(f"{label}: {record[0]}" for label, record in records.items())
+    warn_user(
+        f"the fits compared are of different models or data ({described}): their rows sit "
+        "side by side, but they are not estimates of one posterior",
+        UserWarning,
+    )
+
+
+def _model_record(fit: Fit | az.InferenceData):
+    """``(description, model group, data groups)`` of the model a fit is of, in the form
+    :func:`~bayesvm.fit_file.model_to_dataset` stores it; None where the fit records none.
+    """
+    if isinstance(fit, Fit):
+        model, idata = fit.model, fit.idata
+    elif "model" in fit.groups():
+        model, idata = model_from_dataset(fit["model"], fit), fit
+    else:
+        return None
+    try:
+        dataset = model_to_dataset(model, idata)
+    except TypeError:  # a model class of the user's, which has no stored form
+        return None
+    data = [idata[group] for group in ("observed_data", "constant_data") if group in idata.groups()]
+    rows = getattr(model, "n_samples", None)
+    description = type(model).__name__ + ("" if rows is None else f" on {rows} rows")
+    return description, dataset, data
+
+
+def _same_record(first, second) -> bool:
+    """Whether two :func:`_model_record` are of one model on one data set."""
+    (_, model, data), (_, other_model, other_data) = first, second
+    return (
+        model.attrs["spec"] == other_model.attrs["spec"]
+        and model.equals(other_model)
+        and len(data) == len(other_data)
+        and all(group.equals(other) for group, other in zip(data, other_data, strict=True))
+    )
 
 
 def _present_var_names(idata: az.InferenceData, var_names) -> list[str]:

@@ -508,14 +508,19 @@ class Fit:
         kind = kwargs.pop("kind", "all" if self.kind == "mcmc" else "stats")
         if self.kind == "mcmc" or kwargs.get("fmt", "wide") != "wide":
             with quiet_arviz_log():
-                return az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+                table = az.summary(self.idata, var_names=var_names, kind=kind, **kwargs)
+            return _without_negative_zeros(table)
         round_to = kwargs.pop("round_to", None)
         with quiet_arviz_log():
             table = az.summary(
                 self.idata, var_names=var_names, kind=kind, round_to="none", **kwargs
             )
         table = with_exact_moments(table, self.idata)
-        return table if round_to in ("none", "None") else table.round(round_to or 3)
+        return (
+            table
+            if round_to in ("none", "None")
+            else _without_negative_zeros(table.round(3 if round_to is None else round_to))
+        )
 
     def to_netcdf(self, path) -> str:
         """Write the fit to netCDF; :func:`bayesvm.load` reads it back.
@@ -529,3 +534,12 @@ class Fit:
 
         self.idata.attrs["runtime_s"] = self.runtime_s
         return save(self, path)
+
+
+def _without_negative_zeros(table):
+    """``table`` with each ``-0.0`` of its number columns (a small negative value rounded)
+    written as ``0.0``, which it equals.
+    """
+    numbers = table.select_dtypes("number").columns
+    table[numbers] = table[numbers] + 0.0
+    return table

@@ -99,3 +99,21 @@ def test_plot_compare_returns_a_figure(fits):
     labels = {text.get_text() for text in figure.axes[0].get_legend().get_texts()}
     assert labels == set(fits)
     plt.close(figure)
+
+
+def test_summaries_write_no_negative_zero(fits):
+    """A small negative value rounded is ``-0.0``, which equals ``0.0``: written as ``0.0``
+    (ArviZ's summary writes ``-0.0``).
+    """
+    model, posterior = fits["gibbs"].model, fits["gibbs"].idata.posterior
+    rng = np.random.default_rng(0)
+    near_zero = {
+        name: -0.01 + 0.001 * rng.standard_normal(posterior[name].shape) for name in model.var_names
+    }
+    mcmc = Fit(model, build_idata(model, near_zero), "gibbs", "mcmc", n_iter=100, converged=True)
+    tables = [mcmc.summary(round_to=1), fits["vb"].summary(round_to=0)]
+    raw = fits["vb"].summary(round_to="none")
+    assert ((raw["mean"] < 0) & (raw["mean"] > -0.5)).any()  # VB's case exists too
+    for table in tables:
+        values = table[["mean", "hdi_3%", "hdi_97%"]].to_numpy()
+        assert (values == 0).any() and not np.signbit(values[values == 0]).any()
