@@ -87,7 +87,9 @@ def main(argv=None) -> int:
     -------
     int
         Exit status 0. Bad input exits with status 2 (``SystemExit``) and a one-line message,
-        before any fitting. Warnings are printed in one line each, without source lines.
+        before any fitting; Ctrl-C exits with status 130 (``128 + SIGINT``, as the shell
+        reports a program it stopped) and a line saying what was kept. Warnings are printed in
+        one line each, without source lines.
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -97,7 +99,35 @@ def main(argv=None) -> int:
             args.command(args)
         except CommandError as error:
             parser.exit(2, f"bayesvm {args.command_name}: error: {error}\n")
+        except KeyboardInterrupt as interrupt:
+            parser.exit(INTERRUPTED, f"bayesvm {args.command_name}: {_kept(args, interrupt)}\n")
     return 0
+
+
+#: The exit status after Ctrl-C: 128 + SIGINT, what a shell reports for a program it stopped.
+INTERRUPTED = 130
+
+
+def _kept(args, interrupt: KeyboardInterrupt) -> str:
+    """What an interrupted command leaves behind, in a line."""
+    if args.command_name != "reproduce":
+        output = getattr(args, "out", None) or getattr(args, "plot", None)
+        if output is None:
+            return "interrupted"
+        written = "after writing" if getattr(args, "written", False) else "before writing"
+        return f"interrupted {written} {output} (written whole or not at all)"
+    from bayesvm.case_studies.runner import RunInterrupted
+
+    if not isinstance(interrupt, RunInterrupted) or interrupt.csv_path is None:
+        kept = f"what had finished is kept in {_reproduce_folder(args)}"
+    elif interrupt.finished == 0:
+        kept = f"none of the {interrupt.total} tasks had finished"
+    else:
+        kept = (
+            f"the rows of the {interrupt.finished} of {interrupt.total} tasks that finished are "
+            f"kept in {interrupt.csv_path}"
+        )
+    return f"interrupted; {kept}: add --resume to the same command to go on"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -262,11 +292,18 @@ def _parser() -> argparse.ArgumentParser:
         type=_non_negative_int,
         help="seed of every split and fit (default: the study's own)",
     )
-    reproduce.add_argument(
+    again = reproduce.add_mutually_exclusive_group()
+    again.add_argument(
         "--resume",
         action="store_true",
         help="keep the tasks already in the output CSV (interrupted run) and run the others; "
         "give the options of that run",
+    )
+    again.add_argument(
+        "--replace",
+        action="store_true",
+        help="start afresh in an --out folder that holds an earlier run's results, writing over "
+        "them (without --resume or --replace such a folder is refused)",
     )
     reproduce.set_defaults(command=_reproduce, command_name="reproduce")
 
@@ -323,6 +360,8 @@ def _fit(args) -> None:
     if set(options) - takes:
         given = ", ".join(f"--{key.replace('_', '-')}" for key in sorted(set(options) - takes))
         raise CommandError(f"method {args.method!r} takes no {given}")
+    _check_output_file(args.out, "--out")
+    _refuse_input_as_output(args.out, "--out", [args.data])
     try:
         data = _read_rows(args.data)
         model = _model_from_frame(args.model, data, args.target, args.features, model_options)
@@ -338,9 +377,11 @@ def _fit(args) -> None:
         check_fit(model, args.method, **options)
     except ValueError as error:
         raise CommandError(str(error)) from error
-    _prepare_output_file(args.out, "--out")
-    fit = bayesvm.fit(model, method=args.method, **options)
-    fit.to_netcdf(args.out)
+    with warnings.catch_warnings():  # its problems are printed with the summary, not twice
+        warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)
+        fit = bayesvm.fit(model, method=args.method, **options)
+    fit.to_netcdf(_write_beside(args.out))
+    args.written = True
     # one row per missing cell or per training point: counted, not listed
     long = {"missing_cell", "vector", "obs_id", "inducing"}
     shown = [name for name in model.var_names if not long & set(model.dims.get(name, []))]
@@ -367,7 +408,7 @@ def _fit(args) -> None:
     print(f"converged: {fit.converged}")
     if "modes" in fit.idata.attrs and not fit.problems:  # stacked: the chains of one mode
         print(f"  modes: {fit.idata.attrs['modes']}")
-    for problem in fit.problems:  # also warned on stderr; here they stay with the summary
+    for problem in fit.problems:  # the ConvergenceWarning's reasons, with the summary
         print(f"  not to be trusted: {problem}")
     if fit.lower_bound is not None:
         print(f"variational lower bound: {fit.lower_bound:.6f}")
@@ -422,9 +463,11 @@ def _compare(args) -> None:
         raise CommandError(f"got {len(names)} names for {len(args.files)} files")
     if len(set(names)) != len(names):
         raise CommandError(f"labels must be unique; got {names} (use --names)")
-    fits = {name: _read_fit(path) for name, path in zip(names, args.files, strict=True)}
     if args.plot is not None:
-        _prepare_output_file(args.plot, "--plot")
+        _check_output_file(args.plot, "--plot")
+        _refuse_input_as_output(args.plot, "--plot", args.files)
+        _check_image_format(args.plot)
+    fits = {name: _read_fit(path) for name, path in zip(names, args.files, strict=True)}
     try:
         table = compare(fits, var_names=args.var_names, hdi_prob=args.hdi_prob)
     except ValueError as error:
@@ -432,7 +475,8 @@ def _compare(args) -> None:
     print(table.to_string(float_format=lambda value: f"{value:.4g}"))
     if args.plot is not None:
         figure = plot_compare(fits, var_names=args.var_names, hdi_prob=args.hdi_prob)
-        save_figure(figure, args.plot, bbox_inches="tight")
+        save_figure(figure, _write_beside(args.plot), bbox_inches="tight")
+        args.written = True
         print(f"wrote {args.plot}")
 
 
@@ -449,7 +493,8 @@ def _bench(args) -> None:
     if args.plot is not None:
         if not hasattr(benchmark, "figure"):
             raise CommandError("--plot is for --model peers")
-        _prepare_output_file(args.plot, "--plot")
+        _check_output_file(args.plot, "--plot")
+        _check_image_format(args.plot)
     options = BenchOptions(
         quick=args.quick,
         seed=args.seed,
@@ -469,30 +514,43 @@ def _bench(args) -> None:
     else:
         print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
     if args.plot is not None:
-        save_figure(benchmark.figure(tables), args.plot, bbox_inches="tight")
+        save_figure(benchmark.figure(tables), _write_beside(args.plot), bbox_inches="tight")
+        args.written = True
         print(f"\nwrote {args.plot}")
 
 
 def _reproduce(args) -> None:
+    from bayesvm.files import EarlierResultsError, FolderInUseError, check_free, earlier_run_files
+
+    out_dir = _reproduce_folder(args)
+    if args.scheduler is not None and args.workers != 1:
+        raise CommandError("give either --workers (local processes) or --scheduler (Dask)")
+    _check_names(out_dir, "--out")
+    _check_output_folder(out_dir, f"--out {out_dir}")
+    # Before the study's imports (seconds): a folder in use, or one with results to keep.
+    try:
+        check_free(out_dir)
+    except FolderInUseError as error:
+        raise CommandError(f"{error.reason}; wait for it or choose another --out") from error
+    earlier = earlier_run_files(out_dir)
+    if earlier and not (args.resume or args.replace):
+        raise CommandError(_earlier_results_text(EarlierResultsError(out_dir, earlier)))
+
     from bayesvm.case_studies.runner import ResumeMismatchError
     from bayesvm.case_studies.study import OptionNotTakenError
     from bayesvm.data import BENCHMARKS
-    from bayesvm.files import FolderInUseError
 
     try:
         case_study = importlib.import_module(CASE_STUDIES[args.name])
     except ImportError as error:
         raise CommandError(f"case study {args.name!r} is not available: {error}") from error
-    out_dir = args.out if args.out is not None else Path("results") / args.name
-    if args.scheduler is not None and args.workers != 1:
-        raise CommandError("give either --workers (local processes) or --scheduler (Dask)")
-    _check_output_folder(out_dir, f"--out {out_dir}")
     options = {
         "methods": args.methods,
         "n_datasets": args.datasets,
         "benchmarks": args.benchmarks,
         "scheduler": args.scheduler,
         "resume": args.resume or None,
+        "replace": args.replace or None,
         "seed": args.seed,
     }
     options = {key: value for key, value in options.items() if value is not None}
@@ -515,11 +573,28 @@ def _reproduce(args) -> None:
         raise CommandError(error) from error
     except FolderInUseError as error:
         raise CommandError(f"{error.reason}; wait for it or choose another --out") from error
+    except EarlierResultsError as error:
+        raise CommandError(_earlier_results_text(error)) from error
     print(f"wrote {out_dir}")
+
+
+def _reproduce_folder(args) -> Path:
+    """The output folder of ``bayesvm reproduce``: ``--out``, by default ``results/NAME``."""
+    return args.out if args.out is not None else Path("results") / args.name
+
+
+def _earlier_results_text(error) -> str:
+    """The refusal of a folder with an earlier run's results, with the two ways on."""
+    return (
+        f"{error}: add --resume to go on with that run (with its options), or --replace to "
+        "start afresh and write over them"
+    )
 
 
 def _read_rows(path: Path) -> pd.DataFrame:
     """The rows of the CSV file ``path``; :class:`CommandError` if it has none."""
+    import csv
+
     import pandas as pd
 
     try:
@@ -528,6 +603,12 @@ def _read_rows(path: Path) -> pd.DataFrame:
         raise CommandError(f"{path} is empty: expected a CSV file with a header row") from None
     if data.empty:
         raise CommandError(f"{path} has a header but no rows of data")
+    # pandas renames a repeated column name (x1, x1.1): the header as written must be unique
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        header = next(csv.reader(handle))
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise CommandError(f"{path}: the header names the columns {repeated} more than once")
     return data
 
 
@@ -545,25 +626,83 @@ def _read_fit(path: Path) -> bayesvm.Fit:
         raise CommandError(f"{path} cannot be read: {error.strerror or error}") from error
 
 
-def _prepare_output_file(path: Path, option: str) -> None:
-    """Create the missing folders of the file ``path`` and check that it can be written."""
+def _check_names(path: Path, option: str) -> None:
+    """Refuse an output path with a name longer than the system takes, before anything
+    else looks at it (where ``Path.exists`` itself raises).
+    """
+    from bayesvm.files import check_name_length
+
+    try:
+        check_name_length(path)
+    except OSError as error:
+        raise CommandError(f"{option} {path}: {error.strerror}") from error
+
+
+def _check_output_file(path: Path, option: str) -> None:
+    """Check that the file ``path`` can be written, its missing folders created (they are
+    made when it is written, by :func:`_write_beside`).
+    """
+    _check_names(path, option)
     if path.is_dir():
         raise CommandError(f"{option} {path} is a folder; give a file name in it")
     _check_output_folder(path.parent, f"{option} {path}")
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and not os.access(path, os.W_OK):
         raise CommandError(f"{option} {path} is not writable")
 
 
+def _write_beside(path: Path) -> Path:
+    """``path``, its missing folders made (checked by :func:`_check_output_file`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _refuse_input_as_output(path: Path, option: str, inputs) -> None:
+    """Refuse an output file ``path`` that is one of the ``inputs``: writing it would replace
+    the data it is made from.
+    """
+    for given in inputs:
+        if path.exists() and given.exists() and os.path.samefile(path, given):
+            raise CommandError(
+                f"{option} {path} is the input file {given}: writing it would replace the "
+                "input; give another file name"
+            )
+
+
+def _check_image_format(path: Path) -> None:
+    """Refuse an image file whose suffix matplotlib cannot write, before any work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        shown = f".{suffix}" if suffix else "no suffix"
+        raise CommandError(
+            f"--plot {path}: matplotlib writes no {shown} images; end the name in one of "
+            + ", ".join(f".{name}" for name in sorted(formats))
+        )
+
+
 def _check_output_folder(path: Path, given: str) -> None:
     """Check that the folder ``path`` exists, or can be created, and can be written;
-    ``given`` names the option in the error message.
+    ``given`` names the option in the error message. A missing folder is created to see
+    that it can be, and removed again: nothing is left before the command's own checks pass.
     """
     existing = next(folder for folder in [path, *path.parents] if folder.exists())
     if not existing.is_dir():
         raise CommandError(f"{given}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise CommandError(f"{given}: cannot write in {existing}")
+    if existing == path:
+        return
+    created = [folder for folder in [path, *path.parents] if not folder.exists()]
+    try:
+        path.mkdir(parents=True)
+    except OSError as error:
+        raise CommandError(f"{given}: cannot create {error.filename}: {error.strerror}") from error
+    finally:
+        for folder in created:  # innermost first
+            if folder.is_dir():
+                folder.rmdir()
 
 
 def _info(args) -> None:
@@ -576,6 +715,9 @@ def _names(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names; got {text!r}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{', '.join(repeated)} given more than once in {text!r}")
     return names
 
 

@@ -6,13 +6,18 @@
 * :func:`run_mcmc` runs chains of a Gibbs ``step(state, rng) -> (state, info)``, records draws
   and the steps' diagnostics ``info`` after ``tune`` warm-up iterations, shows progress, and
   keeps the draws made so far when interrupted (Ctrl-C).
+
+Both keep what they have on Ctrl-C, and so do SVI and NUTS, except inside
+:func:`interrupts_end_fits`, where Ctrl-C ends the fit with ``KeyboardInterrupt``: a case
+study's task must stop, not go on with a fit cut short.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,10 +32,33 @@ __all__ = [
     "AscentResult",
     "McmcResult",
     "Progress",
+    "interrupts_end_fits",
+    "keeps_on_interrupt",
 ]
 
 # A decrease of the objective larger than this (relative) is a bug, not round-off.
 ROUNDOFF = 1e-9
+
+# Whether a fit interrupted by Ctrl-C returns what it has (False inside interrupts_end_fits).
+_KEEP_ON_INTERRUPT = [True]
+
+
+@contextmanager
+def interrupts_end_fits() -> Iterator[None]:
+    """In the block, Ctrl-C ends every fit with ``KeyboardInterrupt``, where by default a fit
+    keeps the iterations or draws made so far and returns them (:func:`keeps_on_interrupt`).
+    """
+    before = _KEEP_ON_INTERRUPT[0]
+    _KEEP_ON_INTERRUPT[0] = False
+    try:
+        yield
+    finally:
+        _KEEP_ON_INTERRUPT[0] = before
+
+
+def keeps_on_interrupt() -> bool:
+    """Whether a fit interrupted by Ctrl-C returns what it has (:func:`interrupts_end_fits`)."""
+    return _KEEP_ON_INTERRUPT[0]
 
 
 class BoundDecreasedError(RuntimeError):
@@ -116,6 +144,8 @@ def run_ascent(
                     converged = True
                     break
         except KeyboardInterrupt:
+            if not keeps_on_interrupt():
+                raise
             interrupted = True
             warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
     if not trace:
@@ -124,10 +154,12 @@ def run_ascent(
     if interrupted:
         problems.append(f"interrupted after {len(trace)} iterations, before converging")
     elif not converged:
-        rise = trace[-1] - trace[-2] if len(trace) > 1 else float("nan")
+        rising = "after one iteration, before any change of the objective could be measured"
+        if len(trace) > 1:
+            rising = f"with the objective still rising by {trace[-1] - trace[-2]:.3g} per iteration"
         problems.append(
-            f"stopped at max_iter={max_iter} with the objective still rising by {rise:.3g} "
-            f"per iteration (tol={tol:g}{', relative' if relative else ''}): raise max_iter"
+            f"stopped at max_iter={max_iter} {rising} (tol={tol:g}"
+            f"{', relative' if relative else ''}): raise max_iter"
         )
     return AscentResult(state, np.asarray(trace), converged, problems, interrupted, infos)
 
@@ -257,6 +289,8 @@ def run_mcmc(
                         progress.update(done)
                 kept_chains = chain + 1
         except KeyboardInterrupt:
+            if not keeps_on_interrupt():
+                raise
             interrupted = True
             if kept_chains == 0 and kept_draws > 0:
                 kept_chains = 1
@@ -275,7 +309,10 @@ class Progress:
     """A rich progress bar over ``total`` steps (None: not known ahead) with a status text.
 
     It appears only once the work has run for ``delay`` seconds, so that a fit of a few
-    milliseconds prints nothing, and never when not ``enabled``; it disappears when done.
+    milliseconds prints nothing, and never when not ``enabled``; it disappears when done. It
+    is drawn on standard error, and only where that is a terminal or a notebook: a log file
+    or a pipe gets no bar (nor the blank line a hidden bar leaves), and standard output keeps
+    the results alone.
     """
 
     def __init__(self, enabled: bool, description: str, total: int | None, delay: float = 1.0):
@@ -294,12 +331,17 @@ class Progress:
         if self.bar is None:
             if time.perf_counter() - self.started < self.delay:
                 return
+            from rich.console import Console
             from rich.progress import Progress as RichProgress
             from rich.progress import TextColumn
 
+            console = Console(stderr=True)
+            if not (console.is_terminal or console.is_jupyter):
+                self.enabled = False
+                return
             self.bar = RichProgress(
                 *RichProgress.get_default_columns(), TextColumn("{task.fields[status]}"),
-                transient=True,
+                transient=True, console=console,
             )  # fmt: skip
             self.bar.start()
             self.task = self.bar.add_task(self.description, total=self.total, status="")

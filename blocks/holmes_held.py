@@ -18,7 +18,7 @@ from functools import cache
 
 import numpy as np
 
-from bayesvm.compiled_special import real_function
+from bayesvm.compiled_special import interrupts_held, real_function
 
 __all__ = ["holmes_held_sweep", "compiled_sweep"]
 
@@ -69,5 +69,6 @@ def compiled_sweep():
                 combined[c] += solved[i, c] * change
 
     one = np.ones((1, 1))  # compiled here, for the C-ordered float arrays of every call
-    sweep(one, one, one[0], one[0], one[0], one[0].copy(), -one[0], one[0].copy())
+    with interrupts_held():  # Ctrl-C in Numba's compilation would be lost
+        sweep(one, one, one[0], one[0], one[0], one[0].copy(), -one[0], one[0].copy())
     return sweep

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from bayesvm.compiled_special import real_function
+from bayesvm.compiled_special import interrupts_held, real_function
 
 __all__ = ["compiled_probit", "CONVERGED", "NOT_POSITIVE_DEFINITE", "NOT_CONVERGED"]
 
@@ -173,6 +173,7 @@ def compiled_probit():
         return theta, factor, NOT_CONVERGED
 
     one = np.ones((1, 1))  # compiled here, for the C-ordered float arrays of every call
-    newton(one, one, one[0], one, 1.0, 1)
-    log_likelihood(one, one[0], one[0])
+    with interrupts_held():  # Ctrl-C in Numba's compilation would be lost
+        newton(one, one, one[0], one, 1.0, 1)
+        log_likelihood(one, one[0], one[0])
     return newton, log_likelihood

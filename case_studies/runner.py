@@ -24,6 +24,7 @@ import io
 import json
 import multiprocessing
 import os
+import signal
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -47,7 +49,8 @@ from threadpoolctl import threadpool_limits
 import bayesvm
 from bayesvm.blocks.holmes_held import compiled_sweep
 from bayesvm.blocks.probit_newton import compiled_probit
-from bayesvm.files import write_csv, write_text
+from bayesvm.drivers import interrupts_end_fits
+from bayesvm.files import SETTINGS_SUFFIX, write_csv, write_text
 from bayesvm.registry import backends
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "split_tasks",
     "run_tasks",
     "ResumeMismatchError",
+    "RunInterrupted",
     "settings_path",
     "study_settings",
     "write_settings",
@@ -103,8 +107,12 @@ class Task:
     cost: float = 1.0
 
     def run(self) -> list[dict]:
-        """Call the function and prepend the key to each of its rows."""
-        return [{**self.key, **row} for row in self.function(**self.kwargs)]
+        """Call the function and prepend the key to each of its rows. Ctrl-C ends the task
+        (:func:`~bayesvm.drivers.interrupts_end_fits`): a fit cut short is no result.
+        """
+        with interrupts_end_fits():
+            rows = self.function(**self.kwargs)
+        return [{**self.key, **row} for row in rows]
 
 
 def task_seed(seed: int, *key: int) -> np.random.SeedSequence:
@@ -152,6 +160,24 @@ def split_tasks(
     ]
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_tasks`; the finished tasks' rows are in its CSV.
+
+    Attributes
+    ----------
+    csv_path : pathlib.Path or None
+        The CSV holding the rows of every finished task (None: the run wrote none).
+    finished, total : int
+        Tasks finished (those kept from a resumed run included), and tasks in all.
+    """
+
+    def __init__(self, csv_path, finished: int, total: int):
+        self.csv_path = None if csv_path is None else Path(csv_path)
+        self.finished, self.total = finished, total
+        kept = f"; their rows are in {self.csv_path}" if self.csv_path is not None else ""
+        super().__init__(f"interrupted with {finished} of {total} tasks finished{kept}")
+
+
 class ResumeMismatchError(ValueError):
     """``resume`` refused: the results to resume were written with other settings.
 
@@ -172,8 +198,8 @@ class ResumeMismatchError(ValueError):
         )
         super().__init__(
             f"cannot resume {self.results_path}: it was written with other settings ({listed}). "
-            "Run again without resuming to start afresh (this replaces its results), or "
-            "resume with the options of the run that wrote it."
+            "Resume with the options of the run that wrote it, or start afresh and write over "
+            "its results with replace=True (the command line's --replace)."
         )
 
 
@@ -182,7 +208,7 @@ def settings_path(results_path) -> Path:
     ``toenail.settings.json``, a folder ``examples`` -> ``examples.settings.json`` beside it.
     """
     path = Path(results_path)
-    return path.with_name(f"{path.stem}.settings.json")
+    return path.with_name(f"{path.stem}{SETTINGS_SUFFIX}")
 
 
 def study_settings(study: str, *, methods, quick: bool, seed: int, protocol) -> dict:
@@ -364,22 +390,28 @@ def run_tasks(
     sink = _CsvSink(csv_path, [row for rows in rows_of_task if rows for row in rows])
     pending = [index for index, rows in enumerate(rows_of_task) if rows is None]
     pending.sort(key=lambda index: -tasks[index].cost)  # stable: in task order within a cost
-    with _task_progress(progressbar) as progress:
-        bar = progress.add_task(description, total=len(tasks), completed=len(tasks) - len(pending))
+    try:
+        with _task_progress(progressbar) as progress:
+            bar = progress.add_task(
+                description, total=len(tasks), completed=len(tasks) - len(pending)
+            )
 
-        def record(index: int, rows: list[dict]) -> None:
-            rows_of_task[index] = rows
-            sink.write(rows)
-            progress.advance(bar)
+            def record(index: int, rows: list[dict]) -> None:
+                rows_of_task[index] = rows
+                sink.write(rows)
+                progress.advance(bar)
 
-        if scheduler is not None:
-            _run_on_cluster(scheduler, tasks, pending, record)
-        elif workers == 1:
-            _import_fit_modules()
-            for index in pending:
-                record(index, tasks[index].run())
-        else:
-            _run_in_processes(tasks, pending, workers, record)
+            if scheduler is not None:
+                _run_on_cluster(scheduler, tasks, pending, record)
+            elif workers == 1:
+                _import_fit_modules()
+                for index in pending:
+                    record(index, tasks[index].run())
+            else:
+                _run_in_processes(tasks, pending, workers, record)
+    except KeyboardInterrupt:
+        finished = sum(rows is not None for rows in rows_of_task)
+        raise RunInterrupted(csv_path, finished, len(tasks)) from None
     frame = pd.DataFrame([row for rows in rows_of_task for row in rows])
     if csv_path is not None:
         write_csv(frame, csv_path, index=False)
@@ -466,9 +498,12 @@ def _run_on_executor(
 
 
 def _prepare_worker() -> None:
-    """A worker process's start: :func:`_exit_with_parent`, single-threaded BLAS, and
-    :func:`_import_fit_modules`.
+    """A worker process's start: Ctrl-C ends it at once and quietly (the main process, which
+    Ctrl-C reaches as well, reports what was kept: a traceback from each worker, cut in an
+    import or a compilation, would bury that line), :func:`_exit_with_parent`,
+    single-threaded BLAS, and :func:`_import_fit_modules`.
     """
+    signal.signal(signal.SIGINT, lambda *_: os._exit(128 + signal.SIGINT))
     _exit_with_parent()
     threadpool_limits(limits=1)
     _import_fit_modules()
@@ -508,13 +543,18 @@ def _import_fit_modules() -> None:
 
 
 def _task_progress(enabled: bool) -> Progress:
+    """The bar over a run's tasks, on standard error where it is a terminal or a notebook
+    (standard output keeps the results; a log gets no bar).
+    """
+    console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        disable=not enabled,
+        console=console,
+        disable=not (enabled and (console.is_terminal or console.is_jupyter)),
     )
 
 

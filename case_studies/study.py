@@ -9,7 +9,9 @@ them the module's ``run``, the same function for every study:
 1. check the options (:meth:`Study.prepare`), before anything is written: an option the
    study does not take raises :class:`OptionNotTakenError`, unknown methods or benchmarks
    :class:`ValueError`;
-2. lock ``out_dir`` (:func:`bayesvm.files.locked_folder`) for the whole run;
+2. lock ``out_dir`` (:func:`bayesvm.files.locked_folder`) for the whole run, and refuse it
+   if it holds an earlier run's results, unless the run resumes or replaces them
+   (:meth:`StudyRun.check_earlier_results`);
 3. ``execute``: tasks run by :meth:`StudyRun.run_tasks` (:func:`~bayesvm.case_studies.runner.
    run_tasks` with the run's options and settings, so that ``resume`` keeps finished tasks
    and refuses results written with other settings; :meth:`StudyRun.check_resume` refuses
@@ -37,7 +39,8 @@ from bayesvm.case_studies.runner import (
     run_tasks,
     study_settings,
 )
-from bayesvm.files import locked_folder, write_text
+from bayesvm.drivers import interrupts_end_fits
+from bayesvm.files import EarlierResultsError, earlier_run_files, locked_folder, write_text
 
 __all__ = ["OptionNotTakenError", "RunOptions", "Study", "StudyRun", "keyed_task"]
 
@@ -60,6 +63,10 @@ resume : bool
     Keep the tasks an interrupted run finished and run only the others. Raises
     :class:`~bayesvm.case_studies.runner.ResumeMismatchError` before fitting anything if
     that run had other settings (``quick``, ``methods``, ``n_datasets``, ``seed``, ...).
+replace : bool
+    Start afresh in an ``out_dir`` that holds an earlier run's results, writing over them.
+    Without ``resume`` or ``replace`` such a folder is refused before any work
+    (:class:`~bayesvm.files.EarlierResultsError`), so that no finished result is lost.
 methods : sequence of str, optional
     A subset of ``METHODS`` {methods}; default {default_methods}.
 n_datasets : int, optional
@@ -82,6 +89,9 @@ Raises
 ------
 OptionNotTakenError
     For an option this study does not take.
+bayesvm.files.EarlierResultsError
+    When ``out_dir`` holds an earlier run's results and neither ``resume`` nor ``replace``
+    is given.
 """
 
 
@@ -111,6 +121,7 @@ class RunOptions:
     workers: int = 1
     scheduler: object = None
     resume: bool = False
+    replace: bool = False
     methods: Sequence[str] | None = None
     n_datasets: int | None = None
     benchmarks: Sequence[str] | None = None
@@ -187,6 +198,8 @@ class Study:
         """Check the ``options`` of a run into ``out_dir`` and settle its methods, protocol,
         seed and settings; nothing is written.
         """
+        if options.resume and options.replace:
+            raise ValueError("give either resume (go on with a run) or replace (start afresh)")
         quick, methods, n_datasets = options.quick, options.methods, options.n_datasets
         benchmarks, scheduler, seed = options.benchmarks, options.scheduler, options.seed
         given = {"n_datasets": n_datasets, "benchmarks": benchmarks, "scheduler": scheduler}
@@ -228,6 +241,7 @@ class Study:
             workers=options.workers,
             scheduler=scheduler,
             resume=options.resume,
+            replace=options.replace,
             methods=methods,
             benchmarks=benchmarks,
             seed=seed,
@@ -257,7 +271,8 @@ class Study:
 
         def run(out_dir, **options):
             prepared = self.prepare(out_dir, RunOptions(**options))
-            with locked_folder(prepared.out_dir):
+            with locked_folder(prepared.out_dir), interrupts_end_fits():
+                prepared.check_earlier_results()
                 results, report = execute(prepared)
                 write_text(prepared.out_dir / "report.md", report)
             return results
@@ -309,6 +324,7 @@ class StudyRun:
     workers: int
     scheduler: object
     resume: bool
+    replace: bool
     methods: tuple[str, ...]
     benchmarks: tuple[str, ...] | None
     seed: int
@@ -332,6 +348,14 @@ class StudyRun:
             description=description,
             progressbar=self.progressbar,
         )
+
+    def check_earlier_results(self) -> None:
+        """Refuse to start afresh, unless asked to ``replace`` them, where ``out_dir`` holds an
+        earlier run's results (:func:`~bayesvm.files.earlier_run_files`).
+        """
+        earlier = earlier_run_files(self.out_dir)
+        if earlier and not (self.resume or self.replace):
+            raise EarlierResultsError(self.out_dir, earlier)
 
     def check_resume(self, *names: str) -> None:
         """When resuming, refuse before fitting anything if any of the results ``names`` in

@@ -20,6 +20,7 @@ import importlib.util
 import numpy as np
 
 from bayesvm._blas import pytensor_blas
+from bayesvm.drivers import keeps_on_interrupt
 from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_checks
@@ -192,19 +193,24 @@ def fit_nuts(
         elif "initvals" not in sample_kwargs:
             rng = np.random.default_rng(seed)
             sample_kwargs["initvals"] = chain_starts(model, pymc_model, chains, rng)
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            target_accept=target_accept,
-            progressbar=progressbar,
-            var_names=var_names,
-            compute_convergence_checks=False,
-            nuts_sampler=sampler,
-            **sample_kwargs,
-        )
+        try:
+            idata = pm.sample(
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                cores=cores,
+                random_seed=seed,
+                target_accept=target_accept,
+                progressbar=progressbar,
+                var_names=var_names,
+                compute_convergence_checks=False,
+                nuts_sampler=sampler,
+                **sample_kwargs,
+            )
+        except ValueError as error:  # PyMC's answer to Ctrl-C before its first kept draw
+            if "Not enough samples" not in str(error):
+                raise
+            raise KeyboardInterrupt("interrupted before any draw was kept") from None
     # nutpie also stores the unconstrained values (``nu_log__``): keep the canonical variables.
     idata.posterior = idata.posterior[var_names]
     # PyMC stores an observed variable's values as its likelihood takes them (a Bernoulli's
@@ -214,4 +220,9 @@ def fit_nuts(
     attach_data(idata, model)
     idata.attrs["step_methods"] = "; ".join(f"{name}: {method}" for name, method in methods.items())
     idata, problems = mcmc_checks(idata, model)
+    kept = idata.posterior.sizes["draw"]
+    if kept < draws and not keeps_on_interrupt():
+        raise KeyboardInterrupt(f"interrupted after {kept} of {draws} draws per chain")
+    if kept < draws:  # PyMC keeps the draws made before Ctrl-C
+        problems = [f"interrupted after {kept} of {draws} draws per chain", *problems]
     return Fit(model, idata, "nuts", "mcmc", n_iter=tune + draws, converged=True, problems=problems)

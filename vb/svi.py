@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayesvm.drivers import Progress
+from bayesvm.drivers import Progress, keeps_on_interrupt
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 from bayesvm.vb.pareto import check_q
@@ -166,6 +166,8 @@ def fit_svi(
                             break
                     previous_mean = mean
         except KeyboardInterrupt:
+            if not keeps_on_interrupt():
+                raise
             interrupted = True
             warnings.warn(f"interrupted after {t} steps", stacklevel=2)
     if natural is None:

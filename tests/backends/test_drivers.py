@@ -2,7 +2,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayesvm.drivers import BoundDecreasedError, run_ascent, run_mcmc
+from bayesvm.drivers import BoundDecreasedError, Progress, run_ascent, run_mcmc
 from bayesvm.samplers.diagnostics import mcmc_converged
 
 
@@ -92,6 +92,26 @@ def test_ascent_reports_non_convergence():
         "stopped at max_iter=5 with the objective still rising by 1 per iteration (tol=0.001): "
         "raise max_iter"
     ]
+
+
+def test_ascent_stopped_after_one_iteration_says_so_without_a_nan():
+    result = run_ascent(0, lambda k: (k + 1, float(k)), tol=1e-3, max_iter=1)
+    assert result.problems == [
+        "stopped at max_iter=1 after one iteration, before any change of the objective could "
+        "be measured (tol=0.001): raise max_iter"
+    ]
+
+
+def test_a_progress_bar_writes_nothing_where_no_terminal_shows_it(capsys):
+    """Off a terminal (a log, a pipe, a test's capture) a bar would leave a blank line on
+    standard output; it is drawn on standard error, and there only on a terminal.
+    """
+    with Progress(True, "sampling", 10, delay=0.0) as progress:
+        progress.update(5, "half")
+    assert capsys.readouterr() == ("", "")
+    init, step, record = _counting_kernel()
+    run_mcmc(init, step, record, rng=np.random.default_rng(0), chains=1, tune=0, draws=300)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_a_single_chain_is_judged_by_its_halves():
