@@ -117,8 +117,11 @@ def _kept(args, interrupt: KeyboardInterrupt) -> str:
         written = "after writing" if getattr(args, "written", False) else "before writing"
         return f"interrupted {written} {output} (written whole or not at all)"
     from bayesvm.case_studies.runner import RunInterrupted
+    from bayesvm.files import earlier_run_files
 
     if not isinstance(interrupt, RunInterrupted) or interrupt.csv_path is None:
+        if not earlier_run_files(_reproduce_folder(args)):
+            return "interrupted before the run wrote any results"
         kept = f"what had finished is kept in {_reproduce_folder(args)}"
     elif interrupt.finished == 0:
         kept = f"none of the {interrupt.total} tasks had finished"
@@ -377,7 +380,11 @@ def _fit(args) -> None:
         check_fit(model, args.method, **options)
     except ValueError as error:
         raise CommandError(str(error)) from error
-    with warnings.catch_warnings():  # its problems are printed with the summary, not twice
+    from bayesvm.interrupts import interrupts_end_fits
+
+    # Its problems are printed with the summary, not twice; Ctrl-C ends the command (exit 130)
+    # instead of writing the draws made so far.
+    with warnings.catch_warnings(), interrupts_end_fits():
         warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)
         fit = bayesvm.fit(model, method=args.method, **options)
     fit.to_netcdf(_write_beside(args.out))
@@ -593,8 +600,6 @@ def _earlier_results_text(error) -> str:
 
 def _read_rows(path: Path) -> pd.DataFrame:
     """The rows of the CSV file ``path``; :class:`CommandError` if it has none."""
-    import csv
-
     import pandas as pd
 
     try:
@@ -604,8 +609,7 @@ def _read_rows(path: Path) -> pd.DataFrame:
     if data.empty:
         raise CommandError(f"{path} has a header but no rows of data")
     # pandas renames a repeated column name (x1, x1.1): the header as written must be unique
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        header = next(csv.reader(handle))
+    header = pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist()
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise CommandError(f"{path}: the header names the columns {repeated} more than once")
@@ -645,6 +649,8 @@ def _check_output_file(path: Path, option: str) -> None:
     _check_names(path, option)
     if path.is_dir():
         raise CommandError(f"{option} {path} is a folder; give a file name in it")
+    if path.exists() and not path.is_file():  # written by renaming a new file onto it
+        raise CommandError(f"{option} {path} is not a regular file (a device, a pipe, ...)")
     _check_output_folder(path.parent, f"{option} {path}")
     if path.exists() and not os.access(path, os.W_OK):
         raise CommandError(f"{option} {path} is not writable")
@@ -675,18 +681,22 @@ def _check_image_format(path: Path) -> None:
     formats = FigureCanvasBase.get_supported_filetypes()
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in formats:
-        shown = f".{suffix}" if suffix else "no suffix"
+        problem = f"matplotlib writes no .{suffix} images" if suffix else "the name has no suffix"
         raise CommandError(
-            f"--plot {path}: matplotlib writes no {shown} images; end the name in one of "
+            f"--plot {path}: {problem}; end the name in one of "
             + ", ".join(f".{name}" for name in sorted(formats))
         )
 
 
 def _check_output_folder(path: Path, given: str) -> None:
     """Check that the folder ``path`` exists, or can be created, and can be written;
-    ``given`` names the option in the error message. A missing folder is created to see
-    that it can be, and removed again: nothing is left before the command's own checks pass.
+    ``given`` names the option in the error message. Where it is missing, a folder of a new
+    name is made in its nearest existing folder, to see that one can be (a pseudo-file system
+    such as ``/proc`` refuses), and removed at once: nothing is left before the command's own
+    checks pass.
     """
+    import tempfile
+
     existing = next(folder for folder in [path, *path.parents] if folder.exists())
     if not existing.is_dir():
         raise CommandError(f"{given}: {existing} is a file, not a folder")
@@ -694,15 +704,12 @@ def _check_output_folder(path: Path, given: str) -> None:
         raise CommandError(f"{given}: cannot write in {existing}")
     if existing == path:
         return
-    created = [folder for folder in [path, *path.parents] if not folder.exists()]
     try:
-        path.mkdir(parents=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".bayesvm-", dir=existing))
     except OSError as error:
-        raise CommandError(f"{given}: cannot create {error.filename}: {error.strerror}") from error
-    finally:
-        for folder in created:  # innermost first
-            if folder.is_dir():
-                folder.rmdir()
+        raise CommandError(
+            f"{given}: cannot create folders in {existing}: {error.strerror}"
+        ) from None
 
 
 def _info(args) -> None:

@@ -1,5 +1,4 @@
-"""SciPy's scalar special functions for loops compiled with Numba, and Ctrl-C held while they
-compile.
+"""SciPy's scalar special functions for loops compiled with Numba.
 
 ``scipy.special.cython_special`` exports its C functions; Numba calls one through its address
 as a ``ctypes`` function, so that a compiled loop computes what the NumPy ufunc would
@@ -10,12 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import re
-import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-__all__ = ["real_function", "interrupts_held"]
+__all__ = ["real_function"]
 
 _SPECIAL = "scipy.special.cython_special"
 #: ``double f(double x, int skip_dispatch)``: a real function of ``cython_special`` (the flag,
@@ -45,30 +40,3 @@ def real_function(name: str):
     from numba.extending import get_cython_function_address
 
     return _REAL_SIGNATURE(get_cython_function_address(_SPECIAL, _real_variant(name)))
-
-
-@contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends, then act on it as the handler before would have
-    (raise ``KeyboardInterrupt``, by default).
-
-    Numba's compilation calls back into Python from LLVM through ``ctypes``; a
-    ``KeyboardInterrupt`` raised in such a callback is printed ("Exception ignored on calling
-    ctypes callback function", a long traceback) and lost, and the compilation goes on. So the
-    few seconds of a compilation take Ctrl-C when they end. Only the main thread handles
-    signals; elsewhere the block runs as it is.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if held:
-        if callable(previous):
-            previous(signal.SIGINT, held[0])
-        elif previous != signal.SIG_IGN:
-            raise KeyboardInterrupt

@@ -8,21 +8,21 @@
   keeps the draws made so far when interrupted (Ctrl-C).
 
 Both keep what they have on Ctrl-C, and so do SVI and NUTS, except inside
-:func:`interrupts_end_fits`, where Ctrl-C ends the fit with ``KeyboardInterrupt``: a case
-study's task must stop, not go on with a fit cut short.
+:func:`bayesvm.interrupts.interrupts_end_fits`, where Ctrl-C ends the fit with
+``KeyboardInterrupt``: a case study's task must stop, not go on with a fit cut short.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bayesvm.exceptions import NumericalBreakdownError
+from bayesvm.interrupts import keeps_on_interrupt
 
 __all__ = [
     "BoundDecreasedError",
@@ -32,33 +32,10 @@ __all__ = [
     "AscentResult",
     "McmcResult",
     "Progress",
-    "interrupts_end_fits",
-    "keeps_on_interrupt",
 ]
 
 # A decrease of the objective larger than this (relative) is a bug, not round-off.
 ROUNDOFF = 1e-9
-
-# Whether a fit interrupted by Ctrl-C returns what it has (False inside interrupts_end_fits).
-_KEEP_ON_INTERRUPT = [True]
-
-
-@contextmanager
-def interrupts_end_fits() -> Iterator[None]:
-    """In the block, Ctrl-C ends every fit with ``KeyboardInterrupt``, where by default a fit
-    keeps the iterations or draws made so far and returns them (:func:`keeps_on_interrupt`).
-    """
-    before = _KEEP_ON_INTERRUPT[0]
-    _KEEP_ON_INTERRUPT[0] = False
-    try:
-        yield
-    finally:
-        _KEEP_ON_INTERRUPT[0] = before
-
-
-def keeps_on_interrupt() -> bool:
-    """Whether a fit interrupted by Ctrl-C returns what it has (:func:`interrupts_end_fits`)."""
-    return _KEEP_ON_INTERRUPT[0]
 
 
 class BoundDecreasedError(RuntimeError):

@@ -86,11 +86,16 @@ def atomic_path(path) -> Iterator[Path]:
     ...     idata.to_netcdf(temporary)
     """
     target = Path(path)
+    check_name_length(target)
     if target.is_dir():
         raise IsADirectoryError(
             errno.EISDIR, "is a folder, not a file: give a file name", os.fspath(path)
         )
-    check_name_length(target)
+    if target.exists() and not target.is_file():  # a device or a pipe: the rename would replace it
+        raise OSError(
+            errno.EEXIST, "is not a regular file (a device, a pipe, ...): give a file name",
+            os.fspath(path),
+        )  # fmt: skip
     try:
         temporary = _create_unique(target)
     except OSError as error:
@@ -225,22 +230,41 @@ def _about_target(error: OSError, path) -> OSError:
 
 def check_name_length(path) -> None:
     """Raise the system's "File name too long" (``OSError``, before any writing) where a name
-    in ``path`` is longer than the system takes (``NAME_MAX``, typically 255 bytes; unchecked
-    where the system does not say).
+    in ``path`` is longer than its file system takes (``NAME_MAX``, typically 255 bytes), or
+    the whole path (``PATH_MAX``, typically 4096); unchecked where the system does not say.
     """
     path = Path(path)
-    try:
-        longest = os.pathconf(path.anchor or os.curdir, "PC_NAME_MAX")
-    except (AttributeError, ValueError, OSError):
+    limits = _path_limits(path)
+    if limits is None:
         return
-    for name in path.parts:
-        if len(os.fsencode(name)) > longest:
-            raise OSError(
-                errno.ENAMETOOLONG,
-                f"{os.strerror(errno.ENAMETOOLONG)} ({len(os.fsencode(name))} bytes in one name, "
-                f"at most {longest})",
-                os.fspath(path),
-            )
+    longest_name, longest_path = limits
+    too_long = [name for name in path.parts if len(os.fsencode(name)) > longest_name]
+    whole = len(os.fsencode(os.path.abspath(path)))
+    if too_long or whole >= longest_path:
+        said = (
+            f"{len(os.fsencode(too_long[0]))} bytes in one name, at most {longest_name}"
+            if too_long
+            else f"{whole} bytes in all, at most {longest_path - 1}"
+        )
+        raise OSError(
+            errno.ENAMETOOLONG, f"{os.strerror(errno.ENAMETOOLONG)} ({said})", os.fspath(path)
+        )
+
+
+def _path_limits(path: Path) -> tuple[int, int] | None:
+    """``(NAME_MAX, PATH_MAX)`` of the file system of the folder nearest to ``path`` that
+    exists, or None where the system does not say.
+    """
+    for folder in [path.parent, *path.parents]:
+        try:
+            return os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+                continue  # not there (nor can be): its parent's file system is the one
+            return None
+        except (AttributeError, ValueError):  # no pathconf, or no such limit, here
+            return None
+    return None
 
 
 def check_free(path) -> None:
@@ -267,6 +291,9 @@ class EarlierResultsError(FileExistsError):
     files : list of str
         The earlier run's settings files and report found there.
     """
+
+    def __reduce__(self):
+        return type(self), (self.folder, self.files)
 
     def __init__(self, folder, files: list[str]):
         self.folder, self.files = Path(folder), list(files)

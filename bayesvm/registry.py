@@ -95,17 +95,18 @@ def methods(model) -> list[str]:
     ``model`` is not a model (:func:`check_model`).
     """
     check_model(model)
-    return [backend.method for backend in backends() if backend.supports(model)]
+    return [backend.method for backend in backends() if _supported(backend, model)]
 
 
 def check_model(model) -> None:
     """Raise ``TypeError`` unless ``model`` is a model of :mod:`bayesvm.models` (or one
-    composed from blocks, a :class:`~bayesvm.models.block_model.BlockModel`), saying how to
-    build one from data given in its place.
+    composed from blocks, a :class:`~bayesvm.models.block_model.BlockModel`) or one that a
+    backend added with :func:`register` supports, saying how to build one from data given in
+    its place.
     """
     from bayesvm.models.block_model import BlockModel
 
-    if isinstance(model, BlockModel):
+    if isinstance(model, BlockModel) or any(_supported(b, model) for b in backends()):
         return
     kind = type(model)
     given = (
@@ -219,10 +220,20 @@ def _breakdown(model, method: str, error: Exception) -> exceptions.NumericalBrea
     return exceptions.NumericalBreakdownError(message)
 
 
+def _supported(backend: Backend, model) -> bool:
+    """Whether ``backend`` supports ``model``, False where its test cannot read the object
+    (``supports`` is written for models, which have the attributes it looks at).
+    """
+    try:
+        return bool(backend.supports(model))
+    except (AttributeError, TypeError):
+        return False
+
+
 def _backend_for(model, method: str) -> Backend:
     check_model(model)
     for backend in backends():
-        if backend.method == method and backend.supports(model):
+        if backend.method == method and _supported(backend, model):
             return backend
     known = sorted({backend.method for backend in _BACKENDS})
     if method not in known:

@@ -540,6 +540,8 @@ def _without_negative_zeros(table):
     """``table`` with each ``-0.0`` of its number columns (a small negative value rounded)
     written as ``0.0``, which it equals.
     """
+    if not hasattr(table, "select_dtypes"):  # ``fmt="xarray"``: a Dataset, as ArviZ gives it
+        return table
     numbers = table.select_dtypes("number").columns
     table[numbers] = table[numbers] + 0.0
     return table

@@ -18,7 +18,8 @@ from functools import cache
 
 import numpy as np
 
-from bayesvm.compiled_special import interrupts_held, real_function
+from bayesvm.compiled_special import real_function
+from bayesvm.interrupts import interrupts_held
 
 __all__ = ["holmes_held_sweep", "compiled_sweep"]
 

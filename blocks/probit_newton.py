@@ -22,7 +22,8 @@ from functools import cache
 
 import numpy as np
 
-from bayesvm.compiled_special import interrupts_held, real_function
+from bayesvm.compiled_special import real_function
+from bayesvm.interrupts import interrupts_held
 
 __all__ = ["compiled_probit", "CONVERGED", "NOT_POSITIVE_DEFINITE", "NOT_CONVERGED"]
 

@@ -49,8 +49,8 @@ from threadpoolctl import threadpool_limits
 import bayesvm
 from bayesvm.blocks.holmes_held import compiled_sweep
 from bayesvm.blocks.probit_newton import compiled_probit
-from bayesvm.drivers import interrupts_end_fits
 from bayesvm.files import SETTINGS_SUFFIX, write_csv, write_text
+from bayesvm.interrupts import interrupts_end_fits, interrupts_held
 from bayesvm.registry import backends
 
 __all__ = [
@@ -171,6 +171,9 @@ class RunInterrupted(KeyboardInterrupt):
         Tasks finished (those kept from a resumed run included), and tasks in all.
     """
 
+    def __reduce__(self):
+        return type(self), (self.csv_path, self.finished, self.total)
+
     def __init__(self, csv_path, finished: int, total: int):
         self.csv_path = None if csv_path is None else Path(csv_path)
         self.finished, self.total = finished, total
@@ -199,7 +202,7 @@ class ResumeMismatchError(ValueError):
         super().__init__(
             f"cannot resume {self.results_path}: it was written with other settings ({listed}). "
             "Resume with the options of the run that wrote it, or start afresh and write over "
-            "its results with replace=True (the command line's --replace)."
+            "its results with --replace (replace=True in Python)."
         )
 
 
@@ -455,12 +458,50 @@ def _run_in_processes(
     context = multiprocessing.get_context("forkserver")
     # The fork server imports the tasks' modules once; each worker forks from it ready to go.
     context.set_forkserver_preload(sorted({task.function.__module__ for task in tasks}))
+    _start_forkserver_deaf_to_ctrl_c()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_prepare_worker)
     try:
         _run_on_executor(pool, tasks, pending, record)
+    except KeyboardInterrupt:
+        _end_workers(pool)
+        raise
     finally:
         # On an error or Ctrl-C drop the tasks not yet started instead of waiting for them.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's workers at once (SIGTERM) and wait for them, after Ctrl-C.
+
+    A worker that Ctrl-C met still starting (it ignores SIGINT until it is ready,
+    :func:`_start_forkserver_deaf_to_ctrl_c`) would otherwise outlive the main process and
+    fail, with a traceback, to read what the main process sent it. ``_processes`` holds the
+    executor's workers by pid (Python 3.14 adds ``terminate_workers`` for this).
+    """
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join()
+
+
+def _start_forkserver_deaf_to_ctrl_c() -> None:
+    """Start the fork server (if it is not running) with Ctrl-C ignored, which it and the
+    workers it forks keep: a process started from one that ignores SIGINT ignores it too, and
+    Python installs no ``KeyboardInterrupt`` handler there. Otherwise Ctrl-C while the server
+    imports the tasks' modules prints its traceback; the main process reports the interrupt,
+    and each worker's own handler ends it quietly (:func:`_prepare_worker`).
+    """
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
 
 def _run_on_cluster(
@@ -490,9 +531,11 @@ def _run_on_executor(
     executor: Executor, tasks, pending: list[int], record: Callable[[int, list[dict]], None]
 ) -> None:
     """Submit the ``pending`` tasks to a ``concurrent.futures`` executor and record each as
-    it finishes.
+    it finishes. Ctrl-C is held while they are submitted (:func:`~bayesvm.interrupts.
+    interrupts_held`): a process pool starts its workers then, each one whole or not at all.
     """
-    futures = {executor.submit(tasks[index].run): index for index in pending}
+    with interrupts_held():
+        futures = {executor.submit(tasks[index].run): index for index in pending}
     for future in as_completed(futures):
         record(futures[future], future.result())
 

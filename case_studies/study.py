@@ -11,7 +11,7 @@ them the module's ``run``, the same function for every study:
    :class:`ValueError`;
 2. lock ``out_dir`` (:func:`bayesvm.files.locked_folder`) for the whole run, and refuse it
    if it holds an earlier run's results, unless the run resumes or replaces them
-   (:meth:`StudyRun.check_earlier_results`);
+   (:meth:`StudyRun.prepare_folder`);
 3. ``execute``: tasks run by :meth:`StudyRun.run_tasks` (:func:`~bayesvm.case_studies.runner.
    run_tasks` with the run's options and settings, so that ``resume`` keeps finished tasks
    and refuses results written with other settings; :meth:`StudyRun.check_resume` refuses
@@ -39,8 +39,14 @@ from bayesvm.case_studies.runner import (
     run_tasks,
     study_settings,
 )
-from bayesvm.drivers import interrupts_end_fits
-from bayesvm.files import EarlierResultsError, earlier_run_files, locked_folder, write_text
+from bayesvm.files import (
+    REPORT_NAME,
+    EarlierResultsError,
+    earlier_run_files,
+    locked_folder,
+    write_text,
+)
+from bayesvm.interrupts import interrupts_end_fits
 
 __all__ = ["OptionNotTakenError", "RunOptions", "Study", "StudyRun", "keyed_task"]
 
@@ -272,9 +278,9 @@ class Study:
         def run(out_dir, **options):
             prepared = self.prepare(out_dir, RunOptions(**options))
             with locked_folder(prepared.out_dir), interrupts_end_fits():
-                prepared.check_earlier_results()
+                prepared.prepare_folder()
                 results, report = execute(prepared)
-                write_text(prepared.out_dir / "report.md", report)
+                write_text(prepared.out_dir / REPORT_NAME, report)
             return results
 
         run.__module__ = execute.__module__
@@ -349,13 +355,17 @@ class StudyRun:
             progressbar=self.progressbar,
         )
 
-    def check_earlier_results(self) -> None:
+    def prepare_folder(self) -> None:
         """Refuse to start afresh, unless asked to ``replace`` them, where ``out_dir`` holds an
-        earlier run's results (:func:`~bayesvm.files.earlier_run_files`).
+        earlier run's results (:func:`~bayesvm.files.earlier_run_files`). Replacing them
+        removes the earlier report at once (the other files are written over as the run goes),
+        so that a replacement cut short leaves no report of the run it replaced.
         """
         earlier = earlier_run_files(self.out_dir)
         if earlier and not (self.resume or self.replace):
             raise EarlierResultsError(self.out_dir, earlier)
+        if self.replace:
+            (self.out_dir / REPORT_NAME).unlink(missing_ok=True)
 
     def check_resume(self, *names: str) -> None:
         """When resuming, refuse before fitting anything if any of the results ``names`` in

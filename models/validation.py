@@ -91,8 +91,9 @@ def _float_array(X, name: str) -> np.ndarray:
     """``X`` as a float array, a pandas missing value (``pd.NA`` of a nullable or pyarrow
     column, ``None``) as NaN: a missing value wherever NaN is one.
     """
+    pandas = sys.modules.get("pandas")  # a pandas object exists only once pandas is imported
     try:
-        if type(X).__module__.startswith("pandas"):  # a DataFrame or Series
+        if pandas is not None and isinstance(X, pandas.DataFrame | pandas.Series):
             return X.to_numpy(dtype=float, na_value=np.nan)
         return np.asarray(X, dtype=float)
     except (TypeError, ValueError) as error:

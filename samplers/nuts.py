@@ -20,7 +20,7 @@ import importlib.util
 import numpy as np
 
 from bayesvm._blas import pytensor_blas
-from bayesvm.drivers import keeps_on_interrupt
+from bayesvm.interrupts import keeps_on_interrupt
 from bayesvm.registry import register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_checks

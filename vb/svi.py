@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayesvm.drivers import Progress, keeps_on_interrupt
+from bayesvm.drivers import Progress
+from bayesvm.interrupts import keeps_on_interrupt
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 from bayesvm.vb.pareto import check_q

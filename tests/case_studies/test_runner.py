@@ -223,7 +223,7 @@ def test_resume_refuses_other_settings_and_leaves_the_csv_alone(tmp_path):
     message = str(error.value)
     assert "methods: ['a', 'b'] before, ['a'] now; quick: True before, False now" in message
     assert "seed: (not recorded) before, 3 now" in message
-    assert "replace=True" in message and "\n" not in message
+    assert "--replace" in message and "\n" not in message
     assert CALLS == []
     assert path.read_text() == before
     assert json.loads(settings_path(path).read_text())["quick"] is True

@@ -14,8 +14,9 @@ import pytest
 
 from bayesvm import cli
 from bayesvm.case_studies.runner import RunInterrupted, Task, run_tasks
-from bayesvm.drivers import interrupts_end_fits, keeps_on_interrupt, run_mcmc
+from bayesvm.drivers import run_mcmc
 from bayesvm.files import EarlierResultsError
+from bayesvm.interrupts import interrupts_end_fits, keeps_on_interrupt
 
 # A study of three tasks on the shared skeleton: the first finishes at once, the others wait
 # ``SLOW_STUDY_SECONDS`` (default 0), so that a run can be stopped with one task's rows kept.
@@ -100,15 +101,28 @@ def test_a_folder_with_earlier_results_is_refused_unless_resumed_or_replaced(
         slow_study.run(out, resume=True, replace=True, progressbar=False)
 
 
+def test_a_replacement_cut_short_leaves_no_report_of_the_run_it_replaced(
+    slow_study, tmp_path, monkeypatch
+):
+    slow_study.run(tmp_path, progressbar=False)
+    assert (tmp_path / "report.md").exists()
+    monkeypatch.setattr(slow_study, "wait", interrupt)
+    with pytest.raises(RunInterrupted):
+        slow_study.run(tmp_path, replace=True, progressbar=False)
+    assert not (tmp_path / "report.md").exists()
+    assert pd.read_csv(tmp_path / "slow.csv")["value"].tolist() == [0]
+
+
 def test_a_folder_of_other_files_is_not_an_earlier_run(slow_study, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     slow_study.run(tmp_path, progressbar=False)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
-def stop_with_ctrl_c(command: list[str], csv_path, timeout: float = 120.0):
+def stop_with_ctrl_c(command: list[str], csv_path, rows: int = 1, timeout: float = 120.0):
     """Run ``command`` in its own process group, send Ctrl-C (SIGINT to the group, as a
-    terminal does) once ``csv_path`` holds a row, and return ``(returncode, stdout, stderr)``.
+    terminal does) once ``csv_path`` holds ``rows`` rows (0: once it exists, the run's tasks
+    about to start), and return ``(returncode, stdout, stderr)``.
     """
     process = subprocess.Popen(
         command,
@@ -121,7 +135,7 @@ def stop_with_ctrl_c(command: list[str], csv_path, timeout: float = 120.0):
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and process.poll() is None:
-            if csv_path.exists() and len(csv_path.read_text().splitlines()) >= 2:
+            if csv_path.exists() and (not rows or len(csv_path.read_text().splitlines()) > rows):
                 break
             time.sleep(0.1)
         assert process.poll() is None, process.communicate()
@@ -133,8 +147,12 @@ def stop_with_ctrl_c(command: list[str], csv_path, timeout: float = 120.0):
     return process.returncode, stdout, stderr
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_ctrl_c_stops_a_run_in_one_line_and_resume_goes_on(slow_study, tmp_path, workers):
+@pytest.mark.parametrize(("workers", "rows"), [(1, 1), (2, 1), (2, 0)])
+def test_ctrl_c_stops_a_run_in_one_line_and_resume_goes_on(slow_study, tmp_path, workers, rows):
+    """With workers, Ctrl-C reaches the fork server and every worker too: none of them may
+    print a traceback, whether it comes as they import the tasks' modules (``rows`` 0) or
+    while they run tasks.
+    """
     out = tmp_path / "out"
     argv = ["reproduce", "toenail", "--out", str(out), "--workers", str(workers)]
     command = [
@@ -144,17 +162,35 @@ def test_ctrl_c_stops_a_run_in_one_line_and_resume_goes_on(slow_study, tmp_path,
         "sys.exit(cli.main(sys.argv[1:]))",
         *argv,
     ]
-    returncode, stdout, stderr = stop_with_ctrl_c(command, out / "slow.csv")
+    returncode, stdout, stderr = stop_with_ctrl_c(command, out / "slow.csv", rows)
     assert returncode == cli.INTERRUPTED, stderr
+    kept = (
+        f"the rows of the 1 of 3 tasks that finished are kept in {out / 'slow.csv'}"
+        if rows
+        else "none of the 3 tasks had finished"
+    )
     assert stderr == (
-        f"bayesvm reproduce: interrupted; the rows of the 1 of 3 tasks that finished are kept "
-        f"in {out / 'slow.csv'}: add --resume to the same command to go on\n"
+        f"bayesvm reproduce: interrupted; {kept}: add --resume to the same command to go on\n"
     )
     assert "Traceback" not in stdout
-    assert pd.read_csv(out / "slow.csv")["task"].tolist() == [0]
+    csv_text = (out / "slow.csv").read_text()  # empty where no task had finished
+    assert (pd.read_csv(out / "slow.csv")["task"].tolist() if csv_text else []) == [0] * rows
     assert not (out / ".bayesvm.lock").exists() and not (out / "report.md").exists()
     assert cli.main([*argv, "--resume"]) == 0
     assert pd.read_csv(out / "slow.csv")["task"].tolist() == [0, 1, 2]
+
+
+def test_ctrl_c_before_a_run_writes_anything_says_so(slow_study, tmp_path, capsys, monkeypatch):
+    def stopped(out_dir, **options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(slow_study, "run", stopped)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["reproduce", "toenail", "--out", str(tmp_path / "new")])
+    assert exit_info.value.code == cli.INTERRUPTED
+    assert capsys.readouterr().err == (
+        "bayesvm reproduce: interrupted before the run wrote any results\n"
+    )
 
 
 def interrupt(*, task):

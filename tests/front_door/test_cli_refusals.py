@@ -80,10 +80,11 @@ def test_a_plot_matplotlib_cannot_write_is_refused_before_any_work(
     data, tmp_path, capsys, no_fitting, plot
 ):
     _, vb, gibbs, _ = data
+    problem = "matplotlib writes no .xyz images" if plot.endswith(".xyz") else "has no suffix"
     error = one_line_error(capsys, ["compare", str(vb), str(gibbs), "--plot", str(tmp_path / plot)])
-    assert "matplotlib writes no" in error and ".png" in error and ".pdf" in error
+    assert problem in error and ".png" in error and ".pdf" in error
     error = one_line_error(capsys, ["bench", "--model", "peers", "--plot", str(tmp_path / plot)])
-    assert "matplotlib writes no" in error
+    assert problem in error
     assert list(tmp_path.iterdir()) == []
 
 
@@ -221,3 +222,50 @@ def test_ctrl_c_during_a_fit_says_nothing_was_written(data, tmp_path, capsys, mo
         f"bayesvm fit: interrupted before writing {out} (written whole or not at all)\n",
     )
     assert not out.exists()
+
+
+def test_an_output_that_is_no_regular_file_is_refused(data, tmp_path, capsys, no_fitting):
+    """Writing renames a new file onto the target: a device or a pipe would be replaced by it
+    (``--out /dev/null`` as root replaced the device).
+    """
+    pipe = tmp_path / "pipe.nc"
+    os.mkfifo(pipe)
+    error = one_line_error(capsys, ["fit", str(data[0]), "--target", "y", "--out", str(pipe)])
+    assert "is not a regular file" in error
+    from bayesvm.files import write_text
+
+    with pytest.raises(OSError, match="is not a regular file"):
+        write_text(pipe, "text")
+    assert pipe.is_fifo()
+
+
+def test_a_path_longer_than_the_system_takes_is_refused(data, tmp_path, capsys, no_fitting):
+    deep = tmp_path.joinpath(*["d" * 250] * 20, "fit.nc")  # each name fits, the whole does not
+    error = one_line_error(capsys, ["fit", str(data[0]), "--target", "y", "--out", str(deep)])
+    assert "File name too long" in error and "bytes in all" in error
+    error = one_line_error(capsys, ["reproduce", "toenail", "--out", str(deep.parent)])
+    assert "File name too long" in error
+
+
+def test_a_repeated_header_is_found_after_blank_lines(tmp_path, capsys):
+    path = tmp_path / "data.csv"
+    path.write_text("\n\ny,x1,x1\n1,2,3\n-1,3,4\n1,5,6\n")
+    argv = ["fit", str(path), "--target", "y", "--out", str(tmp_path / "fit.nc")]
+    assert "names the columns ['x1'] more than once" in one_line_error(capsys, argv)
+
+
+def test_ctrl_c_ends_the_fit_of_the_command_line_instead_of_writing_its_draws_so_far(
+    data, tmp_path, capsys, monkeypatch
+):
+    from bayesvm.interrupts import keeps_on_interrupt
+
+    seen = []
+
+    def fit(*args, **kwargs):
+        seen.append(keeps_on_interrupt())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.bayesvm, "fit", fit)
+    with pytest.raises(SystemExit):
+        cli.main(["fit", str(data[0]), "--target", "y", "--out", str(tmp_path / "fit.nc")])
+    assert seen == [False]

@@ -117,3 +117,9 @@ def test_summaries_write_no_negative_zero(fits):
     for table in tables:
         values = table[["mean", "hdi_3%", "hdi_97%"]].to_numpy()
         assert (values == 0).any() and not np.signbit(values[values == 0]).any()
+
+
+def test_summaries_in_xarray_form(fits):
+    for label in ("vb", "gibbs"):
+        summary = fits[label].summary(fmt="xarray")
+        assert "u" in summary and "mean" in summary.coords["metric"]

@@ -207,3 +207,17 @@ def test_sample_weight_is_refused_with_the_way_to_weigh_rows():
             params={"sample_weight": weights},
             error_score="raise",
         )
+
+
+def test_a_model_a_registered_backend_supports_is_a_model(monkeypatch):
+    """:func:`bayesvm.registry.register` adds a method for models of any class."""
+    from bayesvm import registry
+
+    class Tabulated:
+        pass
+
+    backend = registry.Backend("table", lambda model: isinstance(model, Tabulated), None)
+    monkeypatch.setattr(registry, "_BACKENDS", [*registry.backends(), backend])
+    assert bayesvm.methods(Tabulated()) == ["table"]
+    with pytest.raises(TypeError, match="expected a model"):
+        bayesvm.methods(object())

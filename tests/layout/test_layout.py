@@ -27,6 +27,7 @@ FLOORS = {
     "bayesvm._arviz": 0,
     "bayesvm._blas": 0,
     "bayesvm.compiled_special": 0,
+    "bayesvm.interrupts": 0,
     "bayesvm.data": 0,
     "bayesvm.blocks": 1,
     "bayesvm.models": 2,
