@@ -120,9 +120,10 @@ def _kept(args, interrupt: KeyboardInterrupt) -> str:
     from bayesvm.files import earlier_run_files
 
     if not isinstance(interrupt, RunInterrupted) or interrupt.csv_path is None:
-        if not earlier_run_files(_reproduce_folder(args)):
+        out_dir = _reproduce_folder(args)
+        if not earlier_run_files(out_dir):
             return "interrupted before the run wrote any results"
-        kept = f"what had finished is kept in {_reproduce_folder(args)}"
+        kept = f"what had finished is kept in {out_dir}"
     elif interrupt.finished == 0:
         kept = f"none of the {interrupt.total} tasks had finished"
     else:
@@ -538,7 +539,7 @@ def _reproduce(args) -> None:
     try:
         check_free(out_dir)
     except FolderInUseError as error:
-        raise CommandError(f"{error.reason}; wait for it or choose another --out") from error
+        raise CommandError(_in_use_text(error)) from error
     earlier = earlier_run_files(out_dir)
     if earlier and not (args.resume or args.replace):
         raise CommandError(_earlier_results_text(EarlierResultsError(out_dir, earlier)))
@@ -579,7 +580,7 @@ def _reproduce(args) -> None:
     except ResumeMismatchError as error:
         raise CommandError(error) from error
     except FolderInUseError as error:
-        raise CommandError(f"{error.reason}; wait for it or choose another --out") from error
+        raise CommandError(_in_use_text(error)) from error
     except EarlierResultsError as error:
         raise CommandError(_earlier_results_text(error)) from error
     print(f"wrote {out_dir}")
@@ -588,6 +589,11 @@ def _reproduce(args) -> None:
 def _reproduce_folder(args) -> Path:
     """The output folder of ``bayesvm reproduce``: ``--out``, by default ``results/NAME``."""
     return args.out if args.out is not None else Path("results") / args.name
+
+
+def _in_use_text(error) -> str:
+    """The refusal of a folder another run holds (a :class:`~bayesvm.files.FolderInUseError`)."""
+    return f"{error.reason}; wait for it or choose another --out"
 
 
 def _earlier_results_text(error) -> str:

@@ -104,13 +104,10 @@ def atomic_path(path) -> Iterator[Path]:
         yield temporary
         _sync(temporary)
         os.replace(temporary, target)
-    except OSError as error:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
-        if temporary.name in f"{error} {error.filename} {error.filename2}":
+        if isinstance(error, OSError) and temporary.name in f"{error} {error.filename}":
             raise _about_target(error, path) from error
-        raise
-    except BaseException:
-        temporary.unlink(missing_ok=True)
         raise
 
 

@@ -5,7 +5,8 @@
   draws made so far (:func:`keeps_on_interrupt`, read by the drivers, SVI and NUTS); inside
   the block it ends with ``KeyboardInterrupt`` instead, as a case study's task must.
 * :func:`interrupts_held`: Ctrl-C in the block is acted on when the block ends (Numba's
-  compilation; a case study starting its worker processes).
+  compilation; a case study starting its worker processes); :func:`interrupts_ignored`:
+  Ctrl-C is ignored there (starting a case study's fork server).
 
 This module imports the standard library only.
 """
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["interrupts_end_fits", "keeps_on_interrupt", "interrupts_held"]
+__all__ = ["interrupts_end_fits", "keeps_on_interrupt", "interrupts_held", "interrupts_ignored"]
 
 # Whether a fit interrupted by Ctrl-C returns what it has (False inside interrupts_end_fits), in
 # the thread (or asyncio task) that runs it: a Dask worker runs tasks in several threads.
@@ -60,19 +61,40 @@ def interrupts_held() -> Iterator[None]:
 
     Only the main thread handles signals; elsewhere the block runs as it is.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     held: list = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
-    if previous is None:  # a handler set from C, which cannot be set back: Python's own
-        previous = signal.default_int_handler
-    try:
+    with _sigint_handled_by(lambda signum, frame: held.append(frame)) as previous:
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
     if held:
         if callable(previous):
             previous(signal.SIGINT, held[0])
         elif previous != signal.SIG_IGN:
             raise KeyboardInterrupt
+
+
+@contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C in the block: for starting a process that is to ignore it (a process
+    started from one that ignores SIGINT ignores it too, and Python installs no
+    ``KeyboardInterrupt`` handler there). Only the main thread handles signals; elsewhere the
+    block runs as it is.
+    """
+    with _sigint_handled_by(signal.SIG_IGN):
+        yield
+
+
+@contextmanager
+def _sigint_handled_by(handler) -> Iterator[object]:
+    """SIGINT goes to ``handler`` in the block, which gets the handler before (Python's own
+    where that one was set from C and so cannot be set back, or None off the main thread,
+    where the block runs as it is).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    if previous is None:
+        previous = signal.default_int_handler
+    try:
+        yield previous
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -50,7 +50,7 @@ import bayesvm
 from bayesvm.blocks.holmes_held import compiled_sweep
 from bayesvm.blocks.probit_newton import compiled_probit
 from bayesvm.files import SETTINGS_SUFFIX, write_csv, write_text
-from bayesvm.interrupts import interrupts_end_fits, interrupts_held
+from bayesvm.interrupts import interrupts_end_fits, interrupts_held, interrupts_ignored
 from bayesvm.registry import backends
 
 __all__ = [
@@ -108,7 +108,7 @@ class Task:
 
     def run(self) -> list[dict]:
         """Call the function and prepend the key to each of its rows. Ctrl-C ends the task
-        (:func:`~bayesvm.drivers.interrupts_end_fits`): a fit cut short is no result.
+        (:func:`~bayesvm.interrupts.interrupts_end_fits`): a fit cut short is no result.
         """
         with interrupts_end_fits():
             rows = self.function(**self.kwargs)
@@ -487,21 +487,14 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
 
 def _start_forkserver_deaf_to_ctrl_c() -> None:
     """Start the fork server (if it is not running) with Ctrl-C ignored, which it and the
-    workers it forks keep: a process started from one that ignores SIGINT ignores it too, and
-    Python installs no ``KeyboardInterrupt`` handler there. Otherwise Ctrl-C while the server
-    imports the tasks' modules prints its traceback; the main process reports the interrupt,
-    and each worker's own handler ends it quietly (:func:`_prepare_worker`).
+    workers it forks keep (:func:`~bayesvm.interrupts.interrupts_ignored`). Otherwise Ctrl-C
+    while the server imports the tasks' modules prints its traceback; the main process reports
+    the interrupt, and each worker's own handler ends it quietly (:func:`_prepare_worker`).
     """
     from multiprocessing import forkserver
 
-    if threading.current_thread() is not threading.main_thread():
+    with interrupts_ignored():
         forkserver.ensure_running()
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
 
 def _run_on_cluster(
