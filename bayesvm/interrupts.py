@@ -5,8 +5,9 @@
   draws made so far (:func:`keeps_on_interrupt`, read by the drivers, SVI and NUTS); inside
   the block it ends with ``KeyboardInterrupt`` instead, as a case study's task must.
 * :func:`interrupts_held`: Ctrl-C in the block is acted on when the block ends (Numba's
-  compilation; a case study starting its worker processes); :func:`interrupts_ignored`:
-  Ctrl-C is ignored there (starting a case study's fork server).
+  compilation; a case study starting its worker processes); :func:`interrupts_blocked`:
+  Ctrl-C is held there too, and a process started in the block begins with SIGINT blocked,
+  to unblock it when it is ready (:func:`unblock_interrupts`; a case study's fork server).
 
 This module imports the standard library only.
 """
@@ -19,7 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["interrupts_end_fits", "keeps_on_interrupt", "interrupts_held", "interrupts_ignored"]
+__all__ = [
+    "interrupts_end_fits",
+    "keeps_on_interrupt",
+    "interrupts_held",
+    "interrupts_blocked",
+    "unblock_interrupts",
+]
 
 # Whether a fit interrupted by Ctrl-C returns what it has (False inside interrupts_end_fits), in
 # the thread (or asyncio task) that runs it: a Dask worker runs tasks in several threads.
@@ -72,14 +79,29 @@ def interrupts_held() -> Iterator[None]:
 
 
 @contextmanager
-def interrupts_ignored() -> Iterator[None]:
-    """Ignore Ctrl-C in the block: for starting a process that is to ignore it (a process
-    started from one that ignores SIGINT ignores it too, and Python installs no
-    ``KeyboardInterrupt`` handler there). Only the main thread handles signals; elsewhere the
-    block runs as it is.
+def interrupts_blocked() -> Iterator[None]:
+    """Hold Ctrl-C in the block (:func:`interrupts_held`) and block SIGINT in this thread, so
+    that a process started in the block begins with SIGINT blocked (the signal mask is
+    inherited through fork and exec) and calls :func:`unblock_interrupts` once it handles
+    Ctrl-C as it should. As ``multiprocessing`` starts its resource tracker.
+
+    Ignoring SIGINT while the process starts, the other way to keep Ctrl-C from it, lost a
+    Ctrl-C that came meanwhile in this process too; a blocked one waits: this process acts on
+    it when the block ends, the new one when it unblocks it (or drops it, ignoring SIGINT).
     """
-    with _sigint_handled_by(signal.SIG_IGN):
-        yield
+    with interrupts_held():
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def unblock_interrupts() -> None:
+    """Unblock SIGINT in this thread: in a process started in :func:`interrupts_blocked`, once
+    it handles Ctrl-C; a Ctrl-C that came before is acted on now.
+    """
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextmanager

@@ -50,7 +50,12 @@ import bayesvm
 from bayesvm.blocks.holmes_held import compiled_sweep
 from bayesvm.blocks.probit_newton import compiled_probit
 from bayesvm.files import SETTINGS_SUFFIX, write_csv, write_text
-from bayesvm.interrupts import interrupts_end_fits, interrupts_held, interrupts_ignored
+from bayesvm.interrupts import (
+    interrupts_blocked,
+    interrupts_end_fits,
+    interrupts_held,
+    unblock_interrupts,
+)
 from bayesvm.registry import backends
 
 __all__ = [
@@ -486,14 +491,17 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def _start_forkserver_deaf_to_ctrl_c() -> None:
-    """Start the fork server (if it is not running) with Ctrl-C ignored, which it and the
-    workers it forks keep (:func:`~bayesvm.interrupts.interrupts_ignored`). Otherwise Ctrl-C
-    while the server imports the tasks' modules prints its traceback; the main process reports
-    the interrupt, and each worker's own handler ends it quietly (:func:`_prepare_worker`).
+    """Start the fork server (if it is not running) with SIGINT blocked
+    (:func:`~bayesvm.interrupts.interrupts_blocked`): it ignores Ctrl-C once it has imported
+    the tasks' modules, and the workers it forks keep SIGINT blocked until their own handler
+    ends them quietly (:func:`_prepare_worker`). Otherwise Ctrl-C while the server imports
+    prints its traceback. The resource tracker, which unblocks SIGINT after starting, is
+    started first.
     """
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, resource_tracker
 
-    with interrupts_ignored():
+    resource_tracker.ensure_running()
+    with interrupts_blocked():
         forkserver.ensure_running()
 
 
@@ -534,12 +542,13 @@ def _run_on_executor(
 
 
 def _prepare_worker() -> None:
-    """A worker process's start: Ctrl-C ends it at once and quietly (the main process, which
-    Ctrl-C reaches as well, reports what was kept: a traceback from each worker, cut in an
-    import or a compilation, would bury that line), :func:`_exit_with_parent`,
+    """A worker process's start: Ctrl-C, blocked until now, ends it at once and quietly (the
+    main process, which Ctrl-C reaches as well, reports what was kept: a traceback from each
+    worker, cut in an import or a compilation, would bury that line), :func:`_exit_with_parent`,
     single-threaded BLAS, and :func:`_import_fit_modules`.
     """
     signal.signal(signal.SIGINT, lambda *_: os._exit(128 + signal.SIGINT))
+    unblock_interrupts()
     _exit_with_parent()
     threadpool_limits(limits=1)
     _import_fit_modules()

@@ -180,6 +180,36 @@ def test_ctrl_c_stops_a_run_in_one_line_and_resume_goes_on(slow_study, tmp_path,
     assert pd.read_csv(out / "slow.csv")["task"].tolist() == [0, 1, 2]
 
 
+def test_ctrl_c_while_the_fork_server_starts_is_not_lost_and_prints_nothing():
+    """Ctrl-C (to the whole process group) just as the fork server has been started, still
+    importing the tasks' modules: the main process stops when the start is over; the server
+    prints no traceback.
+    """
+    code = (
+        "import multiprocessing, os, signal, time\n"
+        "from multiprocessing import forkserver\n"
+        "from bayesvm.case_studies import runner\n"
+        "multiprocessing.get_context('forkserver').set_forkserver_preload(\n"
+        "    ['bayesvm.case_studies.runner'])\n"
+        "start = forkserver.ensure_running\n"
+        "def start_and_ctrl_c():\n"
+        "    start()\n"
+        "    os.killpg(0, signal.SIGINT)\n"
+        "    time.sleep(0.5)\n"
+        "    print('started')\n"
+        "forkserver.ensure_running = start_and_ctrl_c\n"
+        "try:\n"
+        "    runner._start_forkserver_deaf_to_ctrl_c()\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, start_new_session=True
+    )
+    assert result.stdout == "started\ninterrupted\n", result
+    assert "Traceback" not in result.stderr, result.stderr
+
+
 def test_ctrl_c_before_a_run_writes_anything_says_so(slow_study, tmp_path, capsys, monkeypatch):
     def stopped(out_dir, **options):
         raise KeyboardInterrupt
