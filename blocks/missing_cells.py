@@ -154,6 +154,8 @@ class ImputedCoefficients(GaussianCoefficients):
     """
 
     drivers = frozenset({"gibbs", "vb"})
+    #: Its :meth:`conditional` takes no tilt: linear response VB is not offered here.
+    takes_tilt = False
 
     def __init__(self, design, cells: str, segments, likelihood, coefficient_names):
         super().__init__(design, segments, likelihood, coefficient_names)

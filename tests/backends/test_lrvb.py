@@ -15,7 +15,7 @@ from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
 from bayesvm.blocks.design import DenseDesign
 from bayesvm.blocks.hinge import LikelihoodStats
-from bayesvm.models import LinearRegression, MixedSVM
+from bayesvm.models import LinearRegression, MissingDataSVM, MixedSVM
 from bayesvm.vb.cavi import initial_state, make_cavi_step
 from bayesvm.vb.lrvb import RTOL, STEP, linear_response
 
@@ -159,6 +159,11 @@ def test_covariance_option_is_checked_before_any_work(heart_model):
     regression = LinearRegression.from_arrays(np.eye(3), np.arange(3.0), alpha=1.0)
     with pytest.raises(ValueError, match="Gaussian coefficient block that takes a tilt"):
         bayesvm.fit(regression, "vb", covariance="lrvb")
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    X[0, 0] = np.nan
+    missing = MissingDataSVM.from_arrays(X, np.where(X[:, 1] > 0, 1, -1))
+    with pytest.raises(ValueError, match="ImputedCoefficients does not"):
+        bayesvm.fit(missing, "vb", covariance="lrvb")
 
 
 def long_run(model, var_name: str) -> tuple[np.ndarray, np.ndarray]:
