@@ -10,15 +10,12 @@ dask and formulae by the first call that needs them.
 """
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 from bayesvm.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from bayesvm.calibration import brier_scores, calibration_table, plot_calibration
-    from bayesvm.compare import compare, plot_compare
     from bayesvm.estimator import BayesianRegressor, BayesianSVC
     from bayesvm.exceptions import (
         ConvergenceWarning,
@@ -27,6 +24,7 @@ if TYPE_CHECKING:
         UnseenGroupWarning,
     )
     from bayesvm.formula import from_formula
+    from bayesvm.method_comparison import compare, plot_compare
     from bayesvm.model_comparison import compare_models, loo
     from bayesvm.persistence import load
     from bayesvm.registry import fit, methods
@@ -65,8 +63,8 @@ _MODULES = {
     "from_formula": "bayesvm.formula",
     "Fit": "bayesvm.results",
     "load": "bayesvm.persistence",
-    "compare": "bayesvm.compare",
-    "plot_compare": "bayesvm.compare",
+    "compare": "bayesvm.method_comparison",
+    "plot_compare": "bayesvm.method_comparison",
     "compare_models": "bayesvm.model_comparison",
     "loo": "bayesvm.model_comparison",
     "calibration_table": "bayesvm.calibration",
@@ -96,18 +94,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULES, *_SUBPACKAGES})
-
-
-class _Package(types.ModuleType):
-    """The package, whose public names stay what ``_MODULES`` says: importing a submodule
-    binds it on its package, which would make ``bayesvm.compare`` the module
-    ``bayesvm.compare`` rather than its function ``compare`` once anything imports that module.
-    """
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _MODULES and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

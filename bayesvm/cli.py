@@ -463,8 +463,8 @@ def _model_from_frame(name: str, data, target: str, features, options: dict):
 
 
 def _compare(args) -> None:
-    from bayesvm.compare import compare, plot_compare
     from bayesvm.files import save_figure
+    from bayesvm.method_comparison import compare, plot_compare
 
     names = args.names or [path.stem for path in args.files]
     if len(names) != len(args.files):

@@ -25,6 +25,7 @@ __all__ = [
     "check_options",
     "check_model",
     "backends",
+    "backend_for",
     "DEFAULT_SEED",
 ]
 
@@ -173,7 +174,7 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
         When the fit should not be trusted (``fit.problems`` says why; ``fit.converged`` is
         then False).
     """
-    start = time.perf_counter()  # building the model's blocks (in _backend_for) counts
+    start = time.perf_counter()  # building the model's blocks (in backend_for) counts
     backend = check_fit(model, method, seed=seed, threads=threads, **options)
     options["seed"] = seed
     work = model.flops_per_iteration if backend.work is None else backend.work(model, options)
@@ -200,7 +201,7 @@ def check_fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads=None, **o
     options (names, values in range, ``draws`` that fit in memory). Raises ``ValueError`` (or
     ``TypeError``) naming what is wrong; returns the backend that would fit ``model``.
     """
-    backend = _backend_for(model, method)
+    backend = backend_for(model, method)
     options["seed"] = seed
     check_options(backend.run, options)
     if threads is not None:
@@ -230,7 +231,11 @@ def _supported(backend: Backend, model) -> bool:
         return False
 
 
-def _backend_for(model, method: str) -> Backend:
+def backend_for(model, method: str) -> Backend:
+    """The backend that fits ``model`` by ``method``; ``ValueError`` naming the methods that
+    can where it is not one of them (a driver asks for another method's backend here, as
+    NUTS's starts ask for VB's, rather than importing it).
+    """
     check_model(model)
     for backend in backends():
         if backend.method == method and _supported(backend, model):

@@ -37,7 +37,7 @@ PREDICTIVE_MAX_VALUES = 4_000_000
 #: (which a backend draws from the same ``seed``).
 PREDICTIVE_STREAM = 0x505043
 #: Name of a variational fit's importance log weights ``log p - log q`` of its draws in the
-#: ``variational`` group (:mod:`bayesvm.vb.pareto`).
+#: ``variational`` group (:mod:`bayesvm.checks.pareto`).
 LOG_WEIGHT = "log_weight"
 
 
@@ -323,7 +323,7 @@ class Fit:
     def pareto_k(self) -> float:
         """How close a variational fit's ``q`` is to the posterior: the Pareto k-hat of the
         importance weights ``p(theta, y) / q(theta)`` of its draws (Yao, Vehtari, Simpson &
-        Gelman 2018; :mod:`bayesvm.vb.pareto`). Below 0.5 ``q`` is close; above ArviZ's
+        Gelman 2018; :mod:`bayesvm.checks.pareto`). Below 0.5 ``q`` is close; above ArviZ's
         threshold ``min(1 - 1 / log10(draws), 0.7)`` it misses posterior mass and
         ``problems`` says so. 0 where ``q`` is exact (the weights are one constant); NaN for
         other fits, and where it was not computed (``pareto_k_note`` says why).
@@ -340,7 +340,7 @@ class Fit:
     def psis_moments(self, var_names=None) -> pd.DataFrame:
         """A variational fit's means and sds corrected by Pareto-smoothed importance sampling:
         ``q``'s draws weighted by ``p / q`` (Yao et al. 2018; the draws weighed, the first
-        :data:`~bayesvm.vb.pareto.MAX_WEIGHED_DRAWS`), one row per scalar (ArviZ's labels,
+        :data:`~bayesvm.checks.pareto.MAX_WEIGHED_DRAWS`), one row per scalar (ArviZ's labels,
         ``"u[age]"``), for ``var_names`` (default all).
 
         Raises

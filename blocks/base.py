@@ -70,7 +70,7 @@ class Block:
     #: Where each reported variable lives, for those not free on the real line: ``"positive"``,
     #: ``"covariance"`` (symmetric positive definite), ``"binary"`` (0/1) or ``"derived"`` (a
     #: function of the others, e.g. ``u = gamma v``). The model's mode masses
-    #: (:mod:`bayesvm.samplers.mode_mass`) integrate over the others in unconstrained
+    #: (:mod:`bayesvm.checks.mode_mass`) integrate over the others in unconstrained
     #: coordinates.
     supports: dict = {}
     #: A prior block whose scale the coefficient block's Gibbs sweep also redraws in the
@@ -204,7 +204,7 @@ class Block:
         log_density` over the reported variables as reported (Lebesgue on continuous ones,
         with the Jacobian where ``q`` is stated in another parameterisation, counting measure
         on indicators; a derived variable has none), so that ``log p - log q`` are the
-        importance weights of Yao, Vehtari, Simpson & Gelman (2018), :mod:`bayesvm.vb.pareto`.
+        importance weights of Yao, Vehtari, Simpson & Gelman (2018), :mod:`bayesvm.checks.pareto`.
         A block that reports nothing adds 0 (an augmentation that the model's density
         integrates out: its ``q`` factor, independent of the others', integrates to 1).
         """

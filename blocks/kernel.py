@@ -723,7 +723,7 @@ class KernelCoefficients(Block):
         pm.Deterministic("beta", pt.dot(to_beta, weights), dims="vector")
         pm.Deterministic("gamma", pt.ones(self.n), dims="vector")
 
-    # -- VB's q at its draws (the importance weights of :mod:`bayesvm.vb.pareto`) ------------
+    # -- VB's q at its draws (the importance weights of :mod:`bayesvm.checks.pareto`) ------------
     def q_log_density(self, params, draws) -> np.ndarray:
         """``log q(u, b) + log |db / dbeta|`` at draws of ``u`` and ``beta`` with every vector
         active (``b = Lambda^1/2 U^T beta``, :meth:`log_jacobian`'s map); ``q`` holds ``gamma

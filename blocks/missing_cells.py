@@ -477,7 +477,7 @@ class MissingCells(Block):
         density at those cells, integrates them out: per incomplete row, that expectation's
         log, minus the hinge at ``m``, minus ``log N(m_i | m_i, S_i) = -log |2 pi S_i| / 2``
         (Luts-Ormerod section 3.3's model; the collapse is what makes the masses of the
-        cardiac model's modes computable, :mod:`bayesvm.samplers.mode_mass`).
+        cardiac model's modes computable, :mod:`bayesvm.checks.mode_mass`).
         """
         from scipy.special import log_ndtr
 

@@ -229,7 +229,7 @@ class BlockModel:
     def mass_var_names(self) -> tuple[str, ...]:
         """The variables :meth:`mass_log_density` is a density of (all but those derived from
         others), over which the masses of modes are estimated
-        (:mod:`bayesvm.samplers.mode_mass`).
+        (:mod:`bayesvm.checks.mode_mass`).
         """
         supports = self.supports
         return tuple(name for name in self.var_names if supports.get(name) != "derived")

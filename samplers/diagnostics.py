@@ -19,7 +19,7 @@ A sampler's draws are trusted when (Vehtari, Gelman, Simpson, Carpenter & Buerkn
 
 A single chain is judged by cutting it into halves taken as two chains, so that a chain that
 drifts, or sits in one mode for half the run and in another for the rest, fails as it should.
-Where R-hat fails because the chains found several modes (:mod:`bayesvm.samplers.modes`), the
+Where R-hat fails because the chains found several modes (:mod:`bayesvm.checks.modes`), the
 problem names the modes, their shares of the draws and the parameters that separate them.
 """
 
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayesvm.checks.convergence import bulk_ess, rank_normalized_rhat, tail_ess
+from bayesvm.checks.mode_mass import mode_masses
+from bayesvm.checks.modes import find_modes
 from bayesvm.results import Fit, build_idata
-from bayesvm.samplers.convergence import bulk_ess, rank_normalized_rhat, tail_ess
-from bayesvm.samplers.mode_mass import mode_masses
-from bayesvm.samplers.modes import find_modes
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -68,8 +68,8 @@ def mcmc_problems(idata, model=None) -> list[str]:
 def mcmc_checks(idata, model=None):
     """The draws to keep and why they should not be trusted, in words (empty if they pass).
 
-    Where the chains found several modes (:mod:`bayesvm.samplers.modes`) and ``model`` is
-    given, the modes' masses are estimated (:mod:`bayesvm.samplers.mode_mass`) and the problem
+    Where the chains found several modes (:mod:`bayesvm.checks.modes`) and ``model`` is
+    given, the modes' masses are estimated (:mod:`bayesvm.checks.mode_mass`) and the problem
     says which holds the posterior mass. Where the estimate is trusted, one mode holds all but
     :data:`NEGLIGIBLE_MASS` of it and some chains stay in that mode throughout, the draws kept
     are those chains': the stacking of non-mixing chains (Yao, Vehtari & Gelman 2022) with
@@ -163,7 +163,7 @@ def _parameters(draws: xr.Dataset) -> tuple[np.ndarray, Callable[[int], str]]:
 
 def _statistics(draws: np.ndarray, ess_methods: tuple[str, ...]):
     """``(chains, R-hat, {method: ESS}, constant)`` of each parameter of ``draws`` (chain,
-    draw, parameter), by :mod:`bayesvm.samplers.convergence`: the chains R-hat compares (a
+    draw, parameter), by :mod:`bayesvm.checks.convergence`: the chains R-hat compares (a
     single chain's halves; None where too short to halve), and which parameters hold one
     value in every draw (not checked).
     """

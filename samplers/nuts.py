@@ -21,7 +21,7 @@ import numpy as np
 
 from bayesvm._blas import pytensor_blas
 from bayesvm.interrupts import keeps_on_interrupt
-from bayesvm.registry import register
+from bayesvm.registry import backend_for, register
 from bayesvm.results import Fit, attach_data
 from bayesvm.samplers.diagnostics import mcmc_checks
 from bayesvm.samplers.gibbs import make_gibbs_kernel
@@ -78,11 +78,9 @@ def chain_starts(model, pymc_model, chains: int, rng: np.random.Generator):
     whose inverse-gamma factor has shape at most 1 is infinite: a random intercept over one
     group) start where PyMC starts them; None for a model with neither VB nor Gibbs.
     """
-    # Imported here: bayesvm.vb imports the samplers' mode masses, and so bayesvm.samplers.
-    from bayesvm.vb.cavi import fit_vb
-
     points = []
     if "vb" in model.drivers:
+        fit_vb = backend_for(model, "vb").run
         optimum = fit_vb(model, starts=1, draws=1, progressbar=False).optima.isel(optimum=0)
         points.append({name: optimum[name].to_numpy() for name in optimum.data_vars})
     if "gibbs" in model.drivers:

@@ -69,7 +69,7 @@ def assert_never_decreases(trace, roundoff: float = MONOTONE_ROUNDOFF):
 def assert_ascent_converged(fit):
     """A variational fit's ascent converged: it has no problem but, maybe, the Pareto k-hat of
     its ``q``, which judges mean-field ``q`` against the posterior rather than the ascent
-    (:mod:`bayesvm.vb.pareto`; the hinge SVMs' ``q`` is about half as wide as their
+    (:mod:`bayesvm.checks.pareto`; the hinge SVMs' ``q`` is about half as wide as their
     posteriors, k-hat 0.7 to 1.5).
     """
     others = [problem for problem in fit.problems if "Pareto k-hat" not in problem]

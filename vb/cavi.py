@@ -18,6 +18,7 @@ from functools import partial
 import numpy as np
 
 from bayesvm.blocks import dispersed_start
+from bayesvm.checks.pareto import check_q
 from bayesvm.drivers import run_ascent, run_ascent_from
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
@@ -31,7 +32,6 @@ from bayesvm.vb.optima import (
     q_moments,
     weigh_optima,
 )
-from bayesvm.vb.pareto import check_q
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
 
@@ -158,7 +158,7 @@ def fit_vb(
         Draws from ``q`` stored as the posterior (one chain), so that ArviZ treats VB like the
         samplers; ``q``'s parameters are in the ``variational`` group. Their importance
         weights give ``fit.pareto_k``, which says whether ``q`` is close to the posterior
-        (:mod:`bayesvm.vb.pareto`; it needs at least 100 draws, and a problem is reported
+        (:mod:`bayesvm.checks.pareto`; it needs at least 100 draws, and a problem is reported
         above ``min(1 - 1 / log10(draws), 0.7)``).
     seed : int or numpy.random.Generator, optional
         For the draws from ``q`` only; the fit itself is deterministic.

@@ -12,7 +12,7 @@ shrinkage starts of :data:`~bayesvm.blocks.gaussian_priors.PRECISION_STARTS`).
 
 So VB keeps every distinct optimum its starts reach (:func:`distinct_optima`) and, where
 there are several, weighs them by importance sampling of the model's density
-(:func:`weigh_optima`, :mod:`bayesvm.samplers.mode_mass`): the fit is the optimum holding the
+(:func:`weigh_optima`, :mod:`bayesvm.checks.mode_mass`): the fit is the optimum holding the
 most mass. Each optimum's proposal is the first with a Pareto k-hat below 0.7 (else the best)
 of t distributions fitted to draws from its ``q``, to those spread :data:`WIDER` times as
 wide, to the Laplace approximation at the density's mode nearest ``q``'s mean, and to both.
@@ -31,7 +31,7 @@ from functools import cache, partial
 
 import numpy as np
 
-from bayesvm.samplers.mode_mass import (
+from bayesvm.checks.mode_mass import (
     FIT_DRAWS,
     ModeMasses,
     laplace_draws,
@@ -100,7 +100,7 @@ def q_moments(model, params) -> tuple[dict, dict]:
 
 def weigh_optima(model, optima: list[Optimum], rng) -> tuple[list[Optimum], ModeMasses | str]:
     """The optima ordered by posterior mass, heaviest first, each with its ``log_mass`` and
-    ``khat``, and the masses (:class:`~bayesvm.samplers.mode_mass.ModeMasses`); where they
+    ``khat``, and the masses (:class:`~bayesvm.checks.mode_mass.ModeMasses`); where they
     cannot be estimated, the optima as given and why (a ``str``).
     """
     names = model.mass_var_names

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesvm.checks.pareto import check_q
 from bayesvm.drivers import Progress
 from bayesvm.interrupts import keeps_on_interrupt
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
-from bayesvm.vb.pareto import check_q
 from bayesvm.vb.posterior import q_groups
 
 __all__ = ["fit_svi", "step_flops", "CHECK_STEPS"]
@@ -110,7 +110,7 @@ def fit_svi(
         Show the steps and the running bound.
     draws : int
         Draws from ``q`` stored as the posterior; their importance weights give
-        ``fit.pareto_k`` where the model has a density (the full GP; :mod:`bayesvm.vb.pareto`).
+        ``fit.pareto_k`` where the model has a density (the full GP; :mod:`bayesvm.checks.pareto`).
     """
     tau, kappa = _check_step(step)
     n = model.n_samples

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bayesvm._arviz import quiet_arviz_log
-from bayesvm.samplers import convergence
+from bayesvm.checks import convergence
 
 
 def autoregressive(rng, shape, phi):

@@ -9,8 +9,8 @@ from scipy.special import gammaln, multigammaln
 from scipy.stats import invwishart
 
 from bayesvm._arviz import arviz as az
+from bayesvm.checks.mode_mass import mode_masses
 from bayesvm.samplers.diagnostics import mcmc_checks
-from bayesvm.samplers.mode_mass import mode_masses
 
 
 class Density:

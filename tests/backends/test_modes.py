@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from bayesvm.checks.modes import find_modes
 from bayesvm.samplers.diagnostics import mcmc_problems
-from bayesvm.samplers.modes import find_modes
 
 
 def posterior(x, v=None):

@@ -11,6 +11,7 @@ from scipy.linalg import cho_solve
 
 import bayesvm
 from bayesvm.blocks.hinge import CHI_FLOOR
+from bayesvm.checks.pareto import MAX_WEIGHED_DRAWS, QCheck
 from bayesvm.models import (
     GPSVM,
     KernelGKM,
@@ -23,7 +24,6 @@ from bayesvm.models import (
 )
 from bayesvm.results import khat_threshold
 from bayesvm.vb.cavi import initial_state, make_cavi_step
-from bayesvm.vb.pareto import MAX_WEIGHED_DRAWS, QCheck
 
 from conftest import simulate_logistic
 

@@ -53,7 +53,7 @@ def test_fit_writes_netcdf_and_prints_summary(csv_path, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "u[a]" in printed and "u[c]" in printed and "u[b]" not in printed
     assert "lower bound" in printed and "runtime" in printed and "Pareto k-hat: " in printed
-    # q's k-hat may be a reason not to trust the fit (bayesvm.vb.pareto); nothing else is
+    # q's k-hat may be a reason not to trust the fit (bayesvm.checks.pareto); nothing else is
     reasons = [line for line in printed.splitlines() if "not to be trusted" in line]
     assert all("Pareto k-hat" in reason for reason in reasons)
     assert ("converged: True" in printed) == (not reasons)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import bayesvm
-from bayesvm.compare import COLUMNS, compare, plot_compare
+from bayesvm.method_comparison import COLUMNS, compare, plot_compare
 from bayesvm.models import MixedSVM
 from bayesvm.results import Fit, build_idata
 

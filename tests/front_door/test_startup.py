@@ -63,22 +63,10 @@ def test_the_command_lines_help_loads_no_heavy_module():
     assert result.stdout.strip() == "[]", result.stderr
 
 
-def test_a_submodule_named_as_its_function_leaves_the_function_public():
-    """``bayesvm.compare`` stays the function once its module is imported (in a fresh
-    interpreter: here the function is already bound).
-    """
-    result = run_python(
-        "import bayesvm, bayesvm.compare; from bayesvm.compare import COLUMNS; "
-        "print(callable(bayesvm.compare), bayesvm.methods.__module__)"
-    )
-    assert result.stdout.split() == ["True", "bayesvm.registry"]
-
-
-@pytest.mark.parametrize("first", ["bayesvm.vb.pareto", "bayesvm.samplers.nuts"])
+@pytest.mark.parametrize("first", ["bayesvm.checks.pareto", "bayesvm.samplers.nuts"])
 def test_each_backend_package_imports_first(first):
     """``import bayesvm`` no longer loads the inference methods in a fixed order, so each of
-    their packages must import first in a fresh interpreter (the two import each other's
-    modules).
+    their packages, and the checks they share, must import first in a fresh interpreter.
     """
     assert run_python(f"import {first}").returncode == 0
 

@@ -38,18 +38,19 @@ FLOORS = {
     "bayesvm.drivers": 3,
     "bayesvm.registry": 3,
     "bayesvm.formula": 3,
-    "bayesvm.compare": 3,
+    "bayesvm.method_comparison": 3,
     "bayesvm.model_comparison": 3,
     "bayesvm.calibration": 3,
     "bayesvm.sbc": 3,
     "bayesvm.estimator": 3,
     "bayesvm.system_info": 3,
-    "bayesvm.samplers": 4,
-    "bayesvm.vb": 4,
-    "bayesvm": 5,
-    "bayesvm.cli": 6,
-    "bayesvm.bench": 6,
-    "bayesvm.case_studies": 6,
+    "bayesvm.checks": 4,
+    "bayesvm.samplers": 5,
+    "bayesvm.vb": 5,
+    "bayesvm": 6,
+    "bayesvm.cli": 7,
+    "bayesvm.bench": 7,
+    "bayesvm.case_studies": 7,
 }
 README_MOST_LINES = 300
 #: What the blocks may not import: the rooms above them (blocks import shared numerics only).
@@ -191,6 +192,32 @@ def test_blocks_import_nothing_above_them():
         if imported.startswith(ABOVE_BLOCKS)
     }
     assert upward == set()
+
+
+def test_the_two_driver_families_import_nothing_of_each_other():
+    """VB and the samplers share their checks from the floor below (``bayesvm.checks``) and
+    reach each other's backends through the registry only.
+    """
+    families = ("bayesvm.vb", "bayesvm.samplers")
+    crossing = sorted(
+        (module, imported)
+        for module, imported_modules in GRAPH.items()
+        for imported in imported_modules
+        for family, other in (families, families[::-1])
+        if module.startswith(family) and imported.startswith(other)
+    )
+    assert crossing == []
+
+
+def test_no_module_is_named_like_a_public_name_of_the_package():
+    """Importing ``bayesvm.x`` binds the module ``x`` on the package, over a public ``x``."""
+    tree = ast.parse((ROOT / "bayesvm" / "__init__.py").read_text())
+    public = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"
+    )
+    assert sorted(set(public) & {name.split(".")[1] for name in MODULES if "." in name}) == []
 
 
 def test_the_front_door_holds_no_benchmark():
