@@ -1,6 +1,6 @@
 """What a block is: a group of variables with a conditionally conjugate complete conditional.
 
-A model is an ordered list of blocks (ARCHITECTURE.md, "Blocks"). Each block's complete
+A model is an ordered list of blocks (``docs/guide/design.md``). Each block's complete
 conditional is an exponential family whose parameters are (multi)linear in the other blocks'
 *statistics*, so one conditional, written once, serves every driver (Blei, Kucukelbir &
 McAuliffe 2017, section 4.3; Hoffman, Blei, Wang & Paisley 2013, section 2):

@@ -220,6 +220,18 @@ def test_no_module_is_named_like_a_public_name_of_the_package():
     assert sorted(set(public) & {name.split(".")[1] for name in MODULES if "." in name}) == []
 
 
+def test_nothing_points_outside_the_repository():
+    """The design the code and the docs refer to is in the repository (docs/guide/design.md)."""
+    sources = [*MODULES.values()] + [*ROOT.glob("*.md"), *ROOT.glob("*.toml")]
+    pages = [path for path in (ROOT / "docs").rglob("*.md") if "_build" not in path.parts]
+    pointing = [
+        str(path.relative_to(ROOT))
+        for path in sources + pages
+        if any(outside in path.read_text() for outside in ("../shared", "ARCHITECTURE"))
+    ]
+    assert pointing == []
+
+
 def test_the_front_door_holds_no_benchmark():
     assert [path.name for path in (ROOT / "bayesvm").glob("bench*.py")] == []
 
