@@ -13,54 +13,48 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesvm.models import (
-    GPSVM,
-    KernelGKM,
-    LinearRegression,
-    LinearSVM,
-    MissingDataSVM,
-    MixedSVM,
-    SpikeSlabSVM,
-)
+from bayesvm.catalogue import METHODS, model_kind
+from bayesvm.catalogue import MODELS as CATALOGUE_MODELS
+from bayesvm.exceptions import warn_user
+from bayesvm.models import LinearRegression, LinearSVM, MixedSVM, SpikeSlabSVM
 from bayesvm.registry import fit as fit_model
 
 __all__ = ["BayesianSVC", "BayesianRegressor", "MODELS"]
-
-# Methods that draw a Markov chain and take ``draws``, ``tune``, ``chains`` and ``progressbar``.
-SAMPLING_METHODS = ("gibbs", "rj", "nuts")
-# Variational methods, whose ``draws`` are the draws from q stored as the posterior.
-VARIATIONAL_METHODS = ("vb", "svi")
 
 # Probabilities are ``1 - p`` and ``p`` in float64, so a class probability below machine epsilon
 # is round-off: flooring it there caps the log-odds at about +-36 instead of infinity.
 PROBABILITY_FLOOR = np.finfo(np.float64).eps
 
 
-def _spike_slab(X, y, slab="gaussian", **options):
-    """:meth:`SpikeSlabSVM.gaussian_slab` or, with ``slab="laplace_zero"``, :meth:`~
-    SpikeSlabSVM.laplace_zero`.
-    """
-    constructors = {
-        "gaussian": SpikeSlabSVM.gaussian_slab,
-        "laplace_zero": SpikeSlabSVM.laplace_zero,
-    }
-    if slab not in constructors:
-        raise ValueError(f"slab must be one of {list(constructors)}; got {slab!r}")
-    return constructors[slab](X, y, **options)
-
-
-#: ``model=`` values: the constructor each calls as ``constructor(X, y, **model_options)``.
-MODELS = {
-    "linear": LinearSVM.from_arrays,
-    "penalized": MixedSVM.penalized,
-    "random_intercept": MixedSVM.random_intercept,
-    "spike_slab": _spike_slab,
-    "missing": MissingDataSVM.from_arrays,
-    "kernel": KernelGKM.from_arrays,
-    "gp": GPSVM.from_arrays,
-}
+#: ``model=`` values of :class:`BayesianSVC`: the classifiers of the catalogue.
+MODELS = {name: kind for name, kind in CATALOGUE_MODELS.items() if kind.classifier}
 #: Parameters of :class:`BayesianSVC` that only ``model="linear"`` takes, with their defaults.
 LINEAR_ONLY = {"prior": "ridge", "alpha": None, "nu": None, "feature_scale": "none"}
+
+
+def _spike_slab_options(model: str, options: dict) -> dict:
+    """``model_options`` with ``slab``, spike-and-slab's former option, read as ``prior``
+    (with a ``FutureWarning``), and a warning where neither is given: the default prior is
+    now the one every front door builds.
+    """
+    if model != "spike_slab" or "prior" in options:
+        return options
+    if "slab" not in options:
+        warn_user(
+            "BayesianSVC(model='spike_slab') now builds Luts-Ormerod's Laplace-zero prior, as "
+            "from_formula and the command line do (before 0.3.0, the Gaussian slab): give "
+            "model_options={'prior': 'laplace_zero'} or {'prior': 'gaussian_slab'}",
+            FutureWarning,
+        )
+        return options
+    options = dict(options)
+    slab = options.pop("slab")
+    prior = {"gaussian": "gaussian_slab", "laplace_zero": "laplace_zero"}.get(slab, slab)
+    warn_user(
+        f"model_options={{'slab': {slab!r}}} is now {{'prior': {prior!r}}}; 'slab' goes in 0.4.0",
+        FutureWarning,
+    )
+    return {**options, "prior": prior}
 
 
 def _seed(random_state):
@@ -100,11 +94,12 @@ def _fit_options(estimator) -> dict:
     ``fit_options``.
     """
     options = {"seed": _seed(estimator.random_state), "threads": estimator.n_jobs}
-    if estimator.method in SAMPLING_METHODS:
+    kind = METHODS[estimator.method].kind if estimator.method in METHODS else None
+    if kind == "mcmc":
         options.update(
             draws=estimator.draws, tune=estimator.tune, chains=estimator.chains, progressbar=False
         )
-    elif estimator.method in VARIATIONAL_METHODS:
+    elif kind == "variational":
         options.update(draws=estimator.draws)
     extra = {} if estimator.fit_options is None else estimator.fit_options
     if not isinstance(extra, dict):
@@ -127,14 +122,20 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
       intercept per group; the groups go to :meth:`fit` (``groups=``; without them every row
       is in one group) and to the prediction methods (a group not seen in training, or
       ``groups=None`` after a fit with groups, is predicted at the population level);
-    * ``"spike_slab"``: :class:`~bayesvm.models.SpikeSlabSVM` (Gaussian slab; ``model_options=
-      {"slab": "laplace_zero"}`` for the Laplace-zero prior); ``inclusion_probabilities_``;
+    * ``"spike_slab"``: :meth:`~bayesvm.models.SpikeSlabSVM.from_arrays` (Luts-Ormerod's
+      Laplace-zero prior; ``model_options={"prior": "gaussian_slab"}`` for Polson-Scott's
+      Gaussian slab); ``inclusion_probabilities_``;
     * ``"missing"``: :class:`~bayesvm.models.MissingDataSVM`, NaN cells imputed (Luts-Ormerod
       section 3.3): the only model that accepts NaN in ``X``;
     * ``"kernel"``: :class:`~bayesvm.models.KernelGKM`, Zhang et al.'s (2010) kernel model
       (probit, or ``model_options={"likelihood": "hinge"}``; ``method="rj"`` for FBGKM);
     * ``"gp"``: :class:`~bayesvm.models.GPSVM`, Henao et al.'s (2014) GP classifier (full, or
-      ``model_options={"inducing": m}`` points).
+      ``model_options={"inducing": m}`` points);
+    * ``"logistic"``: :class:`~bayesvm.models.LogisticRegression`, Drugowitsch's (2019)
+      logistic regression.
+
+    These are the classifiers of :data:`bayesvm.catalogue.MODELS`, under the names that
+    :func:`bayesvm.from_formula` and ``bayesvm fit --model`` take.
 
     More than two classes are fitted one versus the rest, as scikit-learn's ``LinearSVC`` does:
     one binary fit per class, that class against all others (``estimators_``), and
@@ -270,8 +271,9 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self : BayesianSVC
         """
         _refuse_fit_params(self, fit_params)
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {list(MODELS)}; got {self.model!r}")
+        kind, implied = model_kind(self.model, "BayesianSVC")
+        if not kind.classifier:
+            raise ValueError(f"model={self.model!r} is a regression: use BayesianRegressor")
         X, y = validate_data(
             self,
             X,
@@ -289,9 +291,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             )
         if self.classes_.size > 2:  # each class's fit checks the groups as given
             return self._fit_one_versus_rest(X, y, groups)
-        self.fit_ = fit_model(
-            self._build_model(X, y, training_groups), method=self.method, **_fit_options(self)
-        )
+        model = self._build_model(kind, X, y, training_groups, implied)
+        self.fit_ = fit_model(model, method=self.method, **_fit_options(self))
         self.idata_ = self.fit_.idata
         self.n_iter_ = self.fit_.n_iter
         self.converged_ = self.fit_.converged
@@ -436,26 +437,28 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             groups = np.zeros(n_samples, dtype=int)
         return {"groups": groups}
 
-    def _build_model(self, X, y, groups):
-        """The model ``model=`` names, from ``X``, ``y`` and its options (refused before any
-        work where they do not apply).
+    def _build_model(self, kind, X, y, groups, implied: dict):
+        """The model of ``kind`` (what ``model=`` names), from ``X``, ``y`` and its options
+        (refused before any work where they do not apply) with those a former name
+        ``implied``.
         """
         options = {} if self.model_options is None else self.model_options
         if not isinstance(options, dict):
             raise ValueError(f"model_options must be a dict or None; got {options!r}")
         options = {**options, "feature_names": getattr(self, "feature_names_in_", None)}
-        if self.model == "linear":
+        if kind.name == "linear":
             linear = {name: getattr(self, name) for name in LINEAR_ONLY}
-            return LinearSVM.from_arrays(X, y, **linear, **options)
+            return kind.build(X, y, **linear, **options)
         given = [name for name, default in LINEAR_ONLY.items() if getattr(self, name) != default]
         if given:
             raise ValueError(
                 f"{', '.join(given)} apply to model='linear' only; give model={self.model!r} "
                 "its options through model_options"
             )
-        if self.model == "random_intercept":
+        options = {**implied, **_spike_slab_options(kind.name, options)}
+        if kind.grouped:
             options["groups"] = groups
-        return MODELS[self.model](X, y, **options)
+        return kind.build(X, y, **options)
 
     def _seed_entropy(self) -> int:
         """An integer from ``random_state``, to spawn one seed per class from."""

@@ -1,4 +1,4 @@
-"""Model formulas: ``bayesvm.from_formula("y ~ age + sex + (1|patient)", data, model="svm")``.
+"""Model formulas: ``bayesvm.from_formula("y ~ age + sex + (1|patient)", data)``.
 
 A formula is parsed and evaluated by formulae (the formula parser of Bambi), and its design
 is handed to the array constructor of the model named, so that the formula's model is the
@@ -11,7 +11,8 @@ one the array constructor builds from the same columns. What formulae offers map
   formula must have one (``0 +`` or ``- 1`` is refused); the regressions of Drugowitsch
   (2019) have none of their own, so formulae's ``Intercept`` column becomes their first
   feature and ``y ~ 0 + x`` fits without one;
-* one random intercept ``(1|g)`` with ``model="svm"``: Luts-Ormerod's random intercept
+* one random intercept ``(1|g)`` with ``model="linear"`` (the default) or
+  ``"random_intercept"``: Luts-Ormerod's random intercept
   model (section 3.1, example 2; :meth:`~bayesvm.models.MixedSVM.random_intercept`), the
   groups taken from the column ``g``;
 * the response of a classifier: a column with two values of any type, or ``y[level]`` for
@@ -32,22 +33,13 @@ the formula: it predicts from arrays, e.g. ``formula_inputs`` of the model built
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayesvm.catalogue import MODELS, model_kind
 from bayesvm.exceptions import warn_user
-from bayesvm.models import (
-    LinearRegression,
-    LinearSVM,
-    LogisticRegression,
-    MissingDataSVM,
-    MixedSVM,
-    SpikeSlabSVM,
-)
 from bayesvm.models.validation import frame_reader, read_frames_with
 
 if TYPE_CHECKING:
@@ -55,59 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MODELS", "from_formula", "formula_inputs", "FormulaDesign"]
 
-
-@dataclass(frozen=True)
-class _ModelKind:
-    """How a model name of :func:`from_formula` maps onto an array constructor."""
-
-    constructor: Callable
-    own_intercept: bool
-    classifier: bool
-    description: str
-
-
-#: The models :func:`from_formula` builds, by name.
-MODELS = {
-    "svm": _ModelKind(
-        LinearSVM.from_arrays,
-        own_intercept=True,
-        classifier=True,
-        description="LinearSVM.from_arrays; with (1|g), MixedSVM.random_intercept",
-    ),
-    "penalized": _ModelKind(
-        MixedSVM.penalized, own_intercept=True, classifier=True, description="MixedSVM.penalized"
-    ),
-    "spike_slab": _ModelKind(
-        SpikeSlabSVM.laplace_zero,
-        own_intercept=True,
-        classifier=True,
-        description="SpikeSlabSVM.laplace_zero",
-    ),
-    "gaussian_slab": _ModelKind(
-        SpikeSlabSVM.gaussian_slab,
-        own_intercept=True,
-        classifier=True,
-        description="SpikeSlabSVM.gaussian_slab",
-    ),
-    "missing": _ModelKind(
-        MissingDataSVM.from_arrays,
-        own_intercept=True,
-        classifier=True,
-        description="MissingDataSVM.from_arrays",
-    ),
-    "regression": _ModelKind(
-        LinearRegression.from_arrays,
-        own_intercept=False,
-        classifier=False,
-        description="LinearRegression.from_arrays",
-    ),
-    "logistic": _ModelKind(
-        LogisticRegression.from_arrays,
-        own_intercept=False,
-        classifier=True,
-        description="LogisticRegression.from_arrays",
-    ),
-}
 
 # The constructors' arguments that the formula itself supplies.
 _FROM_FORMULA = {"X", "D", "y", "groups", "feature_names"}
@@ -155,7 +94,7 @@ class FormulaDesign:
         return predictors, {"groups": groups}
 
 
-def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options):
+def from_formula(formula: str, data: pd.DataFrame, model: str = "linear", **options):
     """Build a model from a formula on a data frame (module docstring for what maps).
 
     Parameters
@@ -166,25 +105,32 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
         The rows; the formula's names are its columns (or names of the caller's scope,
         e.g. ``np`` in ``np.log(x)``).
     model : str
-        One of :data:`MODELS`:
+        A model of :data:`bayesvm.catalogue.MODELS`, the names every front door takes:
 
-        * ``"svm"``: :meth:`LinearSVM.from_arrays <bayesvm.models.LinearSVM.from_arrays>`
+        * ``"linear"``: :meth:`LinearSVM.from_arrays <bayesvm.models.LinearSVM.from_arrays>`
           (Luts-Ormerod section 2.3, Polson-Scott sections 2-4.1); with a ``(1|g)`` term,
           :meth:`MixedSVM.random_intercept <bayesvm.models.MixedSVM.random_intercept>`
-          (Luts-Ormerod section 3.1, example 2);
+          (Luts-Ormerod section 3.1, example 2), as ``"random_intercept"``, which needs one;
         * ``"penalized"``: :meth:`MixedSVM.penalized <bayesvm.models.MixedSVM.penalized>`
           (section 3.1, example 1: the penalty inferred);
         * ``"spike_slab"``: :meth:`SpikeSlabSVM.laplace_zero
-          <bayesvm.models.SpikeSlabSVM.laplace_zero>` (Luts-Ormerod section 3.2);
-        * ``"gaussian_slab"``: :meth:`SpikeSlabSVM.gaussian_slab
+          <bayesvm.models.SpikeSlabSVM.laplace_zero>` (Luts-Ormerod section 3.2) or, with
+          ``prior="gaussian_slab"``, :meth:`SpikeSlabSVM.gaussian_slab
           <bayesvm.models.SpikeSlabSVM.gaussian_slab>` (Polson-Scott section 4.2);
         * ``"missing"``: :meth:`MissingDataSVM.from_arrays
           <bayesvm.models.MissingDataSVM.from_arrays>` (Luts-Ormerod section 3.3): missing
           numeric predictors are kept as NaN and imputed;
+        * ``"kernel"``, ``"gp"``: :meth:`KernelGKM.from_arrays
+          <bayesvm.models.KernelGKM.from_arrays>` (Zhang et al.),
+          :meth:`GPSVM.from_arrays <bayesvm.models.GPSVM.from_arrays>` (Wenzel et al.) on the
+          formula's columns;
         * ``"regression"``: :meth:`LinearRegression.from_arrays
           <bayesvm.models.LinearRegression.from_arrays>` (Drugowitsch section 2);
         * ``"logistic"``: :meth:`LogisticRegression.from_arrays
           <bayesvm.models.LogisticRegression.from_arrays>` (Drugowitsch section 3).
+
+        The names used before 0.3.0, ``"svm"`` and ``"gaussian_slab"``, are taken with a
+        ``FutureWarning``.
     **options
         Keyword arguments of that constructor, e.g. ``alpha=``, ``prior=``,
         ``positive_class=``, ``ard=`` (not ``feature_names``: the formula names the columns).
@@ -203,16 +149,15 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
     """
     from formulae import design_matrices, model_description
 
-    kind = MODELS.get(model)
-    if kind is None:
-        known = "; ".join(f"{name!r} ({entry.description})" for name, entry in MODELS.items())
-        raise ValueError(f"unknown model {model!r}; from_formula knows {known}")
+    kind, implied = model_kind(model, "from_formula")
+    model, options = kind.name, {**implied, **options}
     description = model_description(formula)
     if description.response is None:
         raise ValueError(f"the formula {formula!r} has no response: write it as 'y ~ predictors'")
     group_column = _random_intercept_column(description, model)
-    constructor = MixedSVM.random_intercept if group_column else kind.constructor
-    _check_options(constructor, model, options)
+    if group_column:
+        kind = MODELS["random_intercept"]
+    _check_options(kind, model, options)
     keep_missing = model == "missing"
     if keep_missing:
         _check_missing_values(description, data)
@@ -229,7 +174,7 @@ def from_formula(formula: str, data: pd.DataFrame, model: str = "svm", **options
     predictors, names, intercept = _common_design(design.common, model, kind.own_intercept)
     if group_column:
         options["groups"] = design.data[group_column].to_numpy()
-    built = constructor(predictors, y, feature_names=names, **options)
+    built = kind.build(predictors, y, feature_names=names, **options)
     columns = set(design.data.columns) - description.response.var_names - {group_column}
     reader = FormulaDesign(formula, design.common, intercept, group_column, tuple(sorted(columns)))
     read_frames_with(built, reader)
@@ -262,8 +207,13 @@ def _random_intercept_column(description, model: str) -> str | None:
 
     terms = description.group_terms
     if not terms:
+        if model == "random_intercept":
+            raise ValueError("model='random_intercept' needs a random intercept (1|g) term")
         return None
-    supported = "only one random intercept (1|g), with model='svm' (MixedSVM.random_intercept)"
+    supported = (
+        "only one random intercept (1|g), with model='random_intercept' or 'linear' "
+        "(MixedSVM.random_intercept)"
+    )
     for term in terms:
         if not isinstance(term.expr, Intercept):
             raise ValueError(f"random slope ({term.name}) is not supported: {supported}")
@@ -280,22 +230,20 @@ def _random_intercept_column(description, model: str) -> str | None:
             f"({term.name}) groups by an expression: {supported}, g a column of the data "
             "(make a column of combined labels for crossed factors)"
         )
-    if model != "svm":
+    if model not in ("linear", "random_intercept"):
         raise ValueError(f"({term.name}) with model={model!r}: {supported}")
     return factor[0].name
 
 
-def _check_options(constructor, model: str, options: dict) -> None:
-    """Refuse options that ``constructor`` does not take, listing the ones it does."""
-    accepted = [
-        name
-        for name, parameter in inspect.signature(constructor).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in _FROM_FORMULA
-    ]
+def _check_options(kind, model: str, options: dict) -> None:
+    """Refuse options that the constructor of ``kind`` does not take, listing the ones it
+    does.
+    """
+    accepted = [name for name in kind.options(options) if name not in _FROM_FORMULA]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ValueError(
-            f"model={model!r} builds {constructor.__qualname__}, which takes no "
+            f"model={model!r} builds {kind.constructor}, which takes no "
             f"{', '.join(unknown)}; its options are {accepted}"
         )
 

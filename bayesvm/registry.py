@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import bayesvm.exceptions as exceptions
+from bayesvm.catalogue import METHODS, Option
 from bayesvm.exceptions import warn_user
 from bayesvm.linalg import available_memory, blas_threads_for
 from bayesvm.results import add_log_likelihood, add_posterior_predictive
@@ -126,6 +127,9 @@ def check_model(model) -> None:
     )
 
 
+#: ``threads`` of :func:`fit`.
+THREADS = Option("count", "BLAS threads", low=1)
+
 #: The seed of a fit given none: the same call gives the same numbers.
 DEFAULT_SEED = 0
 
@@ -203,9 +207,9 @@ def check_fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads=None, **o
     """
     backend = backend_for(model, method)
     options["seed"] = seed
-    check_options(backend.run, options)
+    check_options(backend, options)
     if threads is not None:
-        _check_integer("threads", threads, minimum=1)
+        THREADS.check("threads", threads)
     _check_memory(model, backend.run, options)
     return backend
 
@@ -248,28 +252,12 @@ def backend_for(model, method: str) -> Backend:
     )
 
 
-# Options several backends share, with the smallest value each may take.
-_COUNTS = {
-    "draws": 1,
-    "chains": 1,
-    "cores": 1,
-    "max_iter": 1,
-    "tune": 0,
-    "thin": 1,
-    "moves": 1,
-    "batch_size": 1,
-    "epochs": 1,
-    "hyper_every": 1,
-}
-
-
-def check_options(run: Callable, options: dict) -> None:
-    """Raise ``ValueError`` unless ``run`` takes every option and each value is valid.
-
-    Counts (:data:`_COUNTS`) must be integers at or above their minimum, ``tol`` a finite
-    number >= 0, ``target_accept`` in (0, 1), ``seed`` None, an int >= 0 or a numpy
-    ``Generator``/``SeedSequence``, ``progressbar`` a bool.
+def check_options(backend: Backend, options: dict) -> None:
+    """Raise ``ValueError`` unless ``backend`` takes every option and each value is one its
+    method's options take (:data:`bayesvm.catalogue.METHODS`; a backend registered under
+    another name has its names checked only).
     """
+    run = backend.run
     parameters = inspect.signature(run).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     accepted = [
@@ -279,26 +267,15 @@ def check_options(run: Callable, options: dict) -> None:
     ]
     unknown = [name for name in options if name not in accepted]
     if unknown and not takes_any:
-        method = run.__name__
         raise ValueError(
-            f"{method} takes no option {', '.join(map(repr, unknown))}; it takes: "
+            f"{run.__name__} takes no option {', '.join(map(repr, unknown))}; it takes: "
             f"{', '.join(accepted)}"
         )
+    kind = METHODS.get(backend.method)
+    declared = {} if kind is None else kind.options
     for name, value in options.items():
-        if name in _COUNTS and not (
-            name in ("cores", "moves", "thin", "batch_size") and value is None
-        ):
-            _check_integer(name, value, minimum=_COUNTS[name])
-        elif name == "tol":
-            if not _is_real(value) or not np.isfinite(value) or value < 0:
-                raise ValueError(f"tol must be a finite number >= 0; got {value!r}")
-        elif name == "target_accept":
-            if not _is_real(value) or not 0.0 < value < 1.0:
-                raise ValueError(f"target_accept must be in (0, 1); got {value!r}")
-        elif name == "seed":
-            _check_seed(value)
-        elif name == "progressbar" and not isinstance(value, bool | np.bool_):
-            raise ValueError(f"progressbar must be True or False; got {value!r}")
+        if name in declared:
+            declared[name].check(name, value)
 
 
 def _check_memory(model, run: Callable, options: dict) -> None:
@@ -324,27 +301,6 @@ def _check_memory(model, run: Callable, options: dict) -> None:
             f"need {needed / 2**30:.3g} GiB as float64; {available / 2**30:.3g} GiB of memory "
             "is available: draw fewer (thin= keeps every thin-th sweep of the samplers)"
         )
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
-def _check_integer(name: str, value, minimum: int) -> None:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
-
-
-def _check_seed(seed) -> None:
-    if seed is None or isinstance(seed, np.random.Generator | np.random.SeedSequence):
-        return
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
-        return
-    raise ValueError(
-        f"seed must be None, an integer >= 0 or a numpy Generator/SeedSequence; got {seed!r}"
-    )
 
 
 def _describe(model) -> str:

@@ -57,9 +57,9 @@ from bayesvm.case_studies.reporting import (
 )
 from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes
 from bayesvm.case_studies.study import Study, StudyRun
-from bayesvm.method_comparison import compare, plot_compare
 from bayesvm.data import load_toenail
 from bayesvm.files import save_figure, write_csv
+from bayesvm.method_comparison import compare, plot_compare
 from bayesvm.models import MixedSVM
 
 __all__ = [

@@ -157,13 +157,24 @@ class SpikeSlabSVM(LinearPredictorSVM):
             update=update,
         )
 
+    #: The priors of :meth:`from_arrays`, by name: the constructor each calls.
+    PRIORS = ("laplace_zero", "gaussian_slab")
+
+    @classmethod
+    def from_arrays(cls, D, y, *, prior: str = "laplace_zero", **kwargs) -> SpikeSlabSVM:
+        """:meth:`laplace_zero` (default, Luts-Ormerod section 3.2) or, with
+        ``prior="gaussian_slab"``, :meth:`gaussian_slab` (Polson-Scott section 4.2), given
+        ``kwargs``.
+        """
+        if prior not in cls.PRIORS:
+            raise ValueError(f"prior must be 'laplace_zero' or 'gaussian_slab'; got {prior!r}")
+        return getattr(cls, prior)(D, y, **kwargs)
+
     @classmethod
     def from_frame(cls, df, target: str, features=None, *, prior="laplace_zero", **kwargs):
-        """Build from a DataFrame with :meth:`laplace_zero` or :meth:`gaussian_slab`."""
-        if prior not in ("laplace_zero", "gaussian_slab"):
-            raise ValueError(f"prior must be 'laplace_zero' or 'gaussian_slab'; got {prior!r}")
+        """:meth:`from_arrays` on the columns ``features`` (default all but ``target``)."""
         D, y, names = frame_to_arrays(df, target, features)
-        return getattr(cls, prior)(D, y, feature_names=names, **kwargs)
+        return cls.from_arrays(D, y, prior=prior, feature_names=names, **kwargs)
 
     #: The slab values ``v``; the linear predictor's weights are ``u = gamma * v``.
     weight_name = "v"

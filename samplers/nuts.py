@@ -20,6 +20,7 @@ import importlib.util
 import numpy as np
 
 from bayesvm._blas import pytensor_blas
+from bayesvm.catalogue import METHODS
 from bayesvm.interrupts import keeps_on_interrupt
 from bayesvm.registry import backend_for, register
 from bayesvm.results import Fit, attach_data
@@ -29,7 +30,7 @@ from bayesvm.samplers.gibbs import make_gibbs_kernel
 __all__ = ["fit_nuts", "step_methods", "chain_starts", "NUTS_SAMPLERS"]
 
 #: NUTS implementations ``fit_nuts`` runs: PyMC's own and nutpie's (an optional extra).
-NUTS_SAMPLERS = ("pymc", "nutpie")
+NUTS_SAMPLERS = METHODS["nuts"].options["sampler"].choices
 
 
 def _supports(model) -> bool:

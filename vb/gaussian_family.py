@@ -40,13 +40,14 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesvm.blocks.coefficients import GaussianConditional
+from bayesvm.catalogue import METHODS
 from bayesvm.vb.mean_newton import halve, hinge_of, mean_move
 
 __all__ = ["FAMILIES", "GaussianSites", "check_family", "gaussian_state", "make_gaussian_step"]
 
 #: The values of :func:`~bayesvm.vb.cavi.fit_vb`'s ``family``: the papers' mean-field
 #: ``q(theta) q(a)``, or a Gaussian ``q(theta)`` with ``a`` integrated out (this module).
-FAMILIES = ("mean-field", "gaussian")
+FAMILIES = METHODS["vb"].options["family"].choices
 
 
 class GaussianSites(NamedTuple):

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesvm.blocks.design import DenseGaussian
+from bayesvm.catalogue import METHODS
 from bayesvm.vb.squarem import StatsVector
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
 
 #: The values of :func:`~bayesvm.vb.cavi.fit_vb`'s ``covariance``: mean-field ``q``'s own (the
 #: papers'), or linear response VB's for the coefficients.
-COVARIANCES = ("mean-field", "lrvb")
+COVARIANCES = METHODS["vb"].options["covariance"].choices
 #: Central differences move each statistic (and the coefficients' means, through the tilt) by
 #: at most this share of its size (or of its field's root mean square, for entries near 0):
 #: small enough that the truncation error (of order ``STEP^2``) is negligible, large enough that

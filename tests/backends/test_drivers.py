@@ -133,7 +133,9 @@ def test_nuts_chain_starts_leave_infinite_values_to_pymc():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     y = np.where(X[:, 0] + rng.normal(size=12) > 0, 1, -1)
-    model = MODELS["random_intercept"](X, y, groups=np.zeros(12, dtype=int), sigma2_beta=100.0)
+    model = MODELS["random_intercept"].build(
+        X, y, groups=np.zeros(12, dtype=int), sigma2_beta=100.0
+    )
     starts = chain_starts(model, model.to_pymc(), 2, rng)
     assert "sigma2_u_log__" not in starts[0] and "beta" in starts[0]
     assert all(np.all(np.isfinite(value)) for start in starts for value in start.values())

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesvm import cli
+from bayesvm import cli, command_line
 from bayesvm.bench import targets as bench_targets
 from bayesvm.case_studies import simulated
 from bayesvm.case_studies.runner import ResumeMismatchError
@@ -206,11 +206,20 @@ def test_bench_plot_is_for_the_peers_only(tmp_path, capsys):
         (["--target", "label", "--features", "a,zzz"], "zzz"),
         (["--target", "label", "--chains", "2"], "takes no --chains"),
         (["--target", "label", "--model", "penalized", "--alpha", "1"], "takes no --alpha"),
-        (["--target", "label", "--model", "spikeslab", "--alpha", "1"], "takes no --alpha"),
-        (["--target", "label", "--model", "spikeslab", "--prior", "ridge"], "laplace-zero or"),
-        (["--target", "label", "--prior", "gaussian-slab"], "add --model spikeslab"),
-        (["--target", "label", "--model", "spikeslab", "--nu", "3"], "learns sigma2_u"),
-        (["--target", "label", "--method", "bogus"], "cannot fit this model"),
+        (["--target", "label", "--model", "spike_slab", "--alpha", "1"], "takes no --alpha"),
+        (["--target", "label", "--model", "spike_slab", "--prior", "ridge"], "laplace_zero or"),
+        (["--target", "label", "--prior", "gaussian_slab"], "add --model spike_slab"),
+        (
+            ["--target", "label", "--model", "spike_slab", "--nu", "3"],
+            "--model spike_slab --prior laplace_zero takes no --nu",
+        ),
+        (["--target", "label", "--method", "bogus"], "unknown method 'bogus'; the methods are"),
+        (["--target", "label", "--method", "rj", "--model", "penalized"], "cannot fit this model"),
+        (["--target", "label", "--model", "svn"], "unknown model 'svn'; the models are 'linear'"),
+        (["--target", "label", "--groups", "a"], "--groups is for --model random_intercept"),
+        (["--target", "label", "--model", "random_intercept"], "needs --groups COLUMN"),
+        (["--target", "label", "--method", "vb", "--target-accept", "0.5"], "takes no --target"),
+        (["--target", "label", "--method", "nuts", "--target-accept", "1.5"], "in (0, 1)"),
         (["--target", "label", "--method", "gibbs", "--draws", "1000000000000"], "GiB"),
     ],
 )
@@ -282,7 +291,7 @@ def test_fit_refuses_an_output_it_cannot_write_before_fitting(
         "not writable": (tmp_path / "fit.nc", f"cannot write in {tmp_path}"),
     }[where]
     if where == "not writable":  # (root may write anywhere, so the check is stood in for)
-        monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+        monkeypatch.setattr(command_line.os, "access", lambda path, mode: False)
     error = one_line_error(capsys, ["fit", str(csv_path), "--target", "label", "--out", str(out)])
     assert error.startswith("bayesvm fit: error: --out ") and message in error
 

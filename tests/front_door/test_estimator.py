@@ -9,7 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import bayesvm
 from bayesvm import BayesianRegressor, BayesianSVC
 from bayesvm.estimator import MODELS
-from bayesvm.models import LinearRegression, LinearSVM
+from bayesvm.models import FixedGaussian, LaplaceSlab, LinearRegression, LinearSVM
 
 from conftest import assert_ascent_converged
 
@@ -30,14 +30,18 @@ def simulate(n_samples=80, n_features=3, seed=0):
 PROPER = {"sigma2_beta": 100.0}
 # The models whose API checks need a proper prior on the fixed effects (see above).
 PROPER_FOR = {"random_intercept": PROPER, "missing": PROPER}
+GAUSSIAN_SLAB, LAPLACE_ZERO = {"prior": "gaussian_slab"}, {"prior": "laplace_zero"}
+OPTIONS_FOR = {**PROPER_FOR, "spike_slab": LAPLACE_ZERO}
 VB_ESTIMATORS = [
     BayesianSVC(draws=200),
     BayesianSVC(model="penalized", draws=200),
     BayesianSVC(model="random_intercept", model_options=PROPER, draws=200),
-    BayesianSVC(model="spike_slab", draws=200),
+    BayesianSVC(model="spike_slab", draws=200, model_options=GAUSSIAN_SLAB),
+    BayesianSVC(model="spike_slab", draws=200, model_options=LAPLACE_ZERO),
     BayesianSVC(model="missing", model_options=PROPER, fit_options={"starts": 1}, draws=200),
     BayesianSVC(model="kernel", draws=200),
     BayesianSVC(model="gp", draws=200),
+    BayesianSVC(model="logistic", draws=200),
 ]
 SHORT_CHAINS = {"draws": 100, "tune": 100, "chains": 1}
 # The kernel model's samplers keep every sweep, and its reversible jump makes the paper's one
@@ -49,7 +53,7 @@ ONE_MOVE = {"moves": 1, "laplace_moves": 1}
 # the ~100 fits of an estimator's checks).
 OTHER_ESTIMATORS = [
     *(
-        BayesianSVC(model=name, method="nuts", model_options=PROPER_FOR.get(name), **SHORT_CHAINS)
+        BayesianSVC(model=name, method="nuts", model_options=OPTIONS_FOR.get(name), **SHORT_CHAINS)
         for name in MODELS
     ),
     BayesianSVC(method="ecme"),
@@ -57,8 +61,8 @@ OTHER_ESTIMATORS = [
     BayesianSVC(model="penalized", method="ecme"),
     BayesianSVC(model="random_intercept", method="gibbs", model_options=PROPER, **SHORT_CHAINS),
     BayesianSVC(model="random_intercept", method="ecme", model_options=PROPER),
-    BayesianSVC(model="spike_slab", method="gibbs", **SHORT_CHAINS),
-    BayesianSVC(model="spike_slab", method="rj", **SHORT_CHAINS),
+    BayesianSVC(model="spike_slab", method="gibbs", model_options=GAUSSIAN_SLAB, **SHORT_CHAINS),
+    BayesianSVC(model="spike_slab", method="rj", model_options=LAPLACE_ZERO, **SHORT_CHAINS),
     BayesianSVC(model="missing", method="gibbs", model_options=PROPER, **SHORT_CHAINS),
     BayesianSVC(model="kernel", method="gibbs", **KERNEL_SWEEPS),
     BayesianSVC(model="kernel", method="rj", model_options=ONE_MOVE, **KERNEL_SWEEPS),
@@ -101,9 +105,9 @@ def test_the_api_checks_cover_every_method_of_every_model():
     X, y = simulate(n_samples=30)
     estimators = [*VB_ESTIMATORS, BayesianSVC(method="gibbs"), *OTHER_ESTIMATORS]
     checked = {(estimator.model, estimator.method) for estimator in estimators}
-    for name, constructor in MODELS.items():
+    for name, kind in MODELS.items():
         options = {"groups": np.zeros(30, dtype=int)} if name == "random_intercept" else {}
-        supported = {(name, method) for method in bayesvm.methods(constructor(X, y, **options))}
+        supported = {(name, method) for method in bayesvm.methods(kind.build(X, y, **options))}
         assert supported <= checked, name
 
 
@@ -208,7 +212,8 @@ def test_missing_data_model_takes_nan_and_the_others_refuse_it():
 
 def test_spike_slab_reports_inclusion_probabilities():
     X, y = simulate()
-    classifier = BayesianSVC(model="spike_slab", random_state=0).fit(X, y)
+    options = {"model": "spike_slab", "model_options": LAPLACE_ZERO, "random_state": 0}
+    classifier = BayesianSVC(**options).fit(X, y)
     np.testing.assert_allclose(
         classifier.inclusion_probabilities_, classifier.fit_.inclusion_probabilities()
     )
@@ -217,7 +222,8 @@ def test_spike_slab_reports_inclusion_probabilities():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"model": "svm"}, "model must be one of"),
+        ({"model": "svn"}, "BayesianSVC: unknown model 'svn'; the models are 'linear'"),
+        ({"model": "regression"}, "is a regression: use BayesianRegressor"),
         ({"model": "kernel", "alpha": 1.0}, "alpha apply to model='linear' only"),
         ({"model": "kernel", "model_options": [1]}, "model_options must be a dict"),
         ({"fit_options": "fast"}, "fit_options must be a dict"),
@@ -260,3 +266,14 @@ def test_regressor_is_drugowitschs_regression_with_an_intercept_column():
     _, precision, dof = fit.predictive(np.column_stack([np.ones(5), X[:5]]))
     np.testing.assert_allclose(sd, np.sqrt(dof / (dof - 2.0) / precision))
     assert regressor.score(X, y) > 0.9
+
+
+def test_spike_slab_builds_the_prior_every_front_door_builds_and_says_so():
+    X, y = simulate(n_samples=30)
+    with pytest.warns(FutureWarning, match="now builds Luts-Ormerod's Laplace-zero prior"):
+        default = BayesianSVC(model="spike_slab", draws=50).fit(X, y)
+    assert isinstance(default.fit_.model.penalty, LaplaceSlab)
+    with pytest.warns(FutureWarning, match=r"\{'slab': 'gaussian'\} is now \{'prior': 'gaussian_"):
+        former = BayesianSVC(model="spike_slab", model_options={"slab": "gaussian"}, draws=50)
+        former.fit(X, y)
+    assert isinstance(former.fit_.model.penalty, FixedGaussian)

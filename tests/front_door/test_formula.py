@@ -10,6 +10,9 @@ from bayesvm.case_studies.toenail import POSITIVE_OUTCOME, fixed_effects, full_d
 from bayesvm.data import load_toenail
 from bayesvm.formula import formula_inputs
 from bayesvm.models import (
+    GPSVM,
+    FixedGaussian,
+    KernelGKM,
     LinearRegression,
     LinearSVM,
     LogisticRegression,
@@ -63,7 +66,9 @@ def assert_same_vb_fit(formula_model, array_model):
 
 def test_toenail_formula_is_the_random_intercept_model():
     data = load_toenail()
-    model = bayesvm.from_formula(TOENAIL, data, model="svm", positive_class=POSITIVE_OUTCOME)
+    model = bayesvm.from_formula(
+        TOENAIL, data, model="random_intercept", positive_class=POSITIVE_OUTCOME
+    )
     reference = MixedSVM.random_intercept(
         fixed_effects(data),
         data["outcome"].to_numpy(),
@@ -211,16 +216,17 @@ def test_other_models_leave_incomplete_rows_out_and_say_so():
 @pytest.mark.parametrize(
     ("formula", "model", "message"),
     [
-        ("sick ~ age + (age|ward)", "svm", r"random slope \(age\|ward\)"),
-        ("sick ~ age + (1|ward) + (1|sex)", "svm", r"2 groupings, \(1\|ward\), \(1\|sex\)"),
-        ("sick ~ age + (1|ward/sex)", "svm", "2 groupings"),
-        ("sick ~ age + (1|ward:sex)", "svm", r"\(1\|ward:sex\) groups by an expression"),
+        ("sick ~ age + (age|ward)", "linear", r"random slope \(age\|ward\)"),
+        ("sick ~ age + (1|ward) + (1|sex)", "linear", r"2 groupings, \(1\|ward\), \(1\|sex\)"),
+        ("sick ~ age + (1|ward/sex)", "linear", "2 groupings"),
+        ("sick ~ age + (1|ward:sex)", "linear", r"\(1\|ward:sex\) groups by an expression"),
         ("sick ~ age + (1|ward)", "penalized", r"\(1\|ward\) with model='penalized'"),
         ("sick ~ age", "forest", "unknown model 'forest'"),
-        ("smoker ~ age", "svm", r"'smoker' has 3 levels .* write smoker\[level\]"),
-        ("sick ~ 0 + age", "svm", "always has an unpenalised intercept"),
-        ("sick ~ 1", "svm", "no predictors besides the intercept"),
-        ("sick ~ age + offset(age)", "svm", r"offset terms \(offset\(age\)\)"),
+        ("sick ~ age", "random_intercept", r"needs a random intercept \(1\|g\) term"),
+        ("smoker ~ age", "linear", r"'smoker' has 3 levels .* write smoker\[level\]"),
+        ("sick ~ 0 + age", "linear", "always has an unpenalised intercept"),
+        ("sick ~ 1", "linear", "no predictors besides the intercept"),
+        ("sick ~ age + offset(age)", "linear", r"offset terms \(offset\(age\)\)"),
         ("sick ~ age", "regression", "needs a numeric response; 'sick' is categorical"),
     ],
 )
@@ -252,3 +258,22 @@ def test_arrays_still_predict_and_a_model_without_formula_says_so():
     plain = LinearSVM.from_arrays(X_new, [0, 1, 0, 1], alpha=0.5)
     with pytest.raises(ValueError, match="was not built by from_formula"):
         formula_inputs(plain, frame)
+
+
+def test_the_former_model_names_warn_and_build_what_they_built():
+    frame = patients()
+    with pytest.warns(FutureWarning, match="the model 'svm' is now 'linear'"):
+        former = bayesvm.from_formula("sick ~ age + sex", frame, model="svm", alpha=0.5)
+    np.testing.assert_array_equal(former.Z, bayesvm.from_formula("sick ~ age + sex", frame).Z)
+    with pytest.warns(FutureWarning, match="'spike_slab', prior='gaussian_slab'"):
+        slab = bayesvm.from_formula("sick ~ age + sex", frame, model="gaussian_slab", pi=0.3)
+    named = bayesvm.from_formula(
+        "sick ~ age + sex", frame, model="spike_slab", prior="gaussian_slab", pi=0.3
+    )
+    assert type(slab.penalty) is type(named.penalty) is FixedGaussian
+
+
+@pytest.mark.parametrize(("model", "kind"), [("kernel", KernelGKM), ("gp", GPSVM)])
+def test_the_kernel_models_take_the_formulas_columns(model, kind):
+    built = bayesvm.from_formula("sick ~ age + sex", patients(), model=model)
+    assert isinstance(built, kind) and built.X.shape[1] == 2

@@ -37,6 +37,7 @@ FLOORS = {
     "bayesvm.persistence": 3,
     "bayesvm.drivers": 3,
     "bayesvm.registry": 3,
+    "bayesvm.catalogue": 3,
     "bayesvm.formula": 3,
     "bayesvm.method_comparison": 3,
     "bayesvm.model_comparison": 3,
@@ -49,6 +50,8 @@ FLOORS = {
     "bayesvm.vb": 5,
     "bayesvm": 6,
     "bayesvm.cli": 7,
+    "bayesvm.fit_command": 7,
+    "bayesvm.command_line": 7,
     "bayesvm.bench": 7,
     "bayesvm.case_studies": 7,
 }
