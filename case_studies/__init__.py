@@ -1,5 +1,9 @@
-"""Reproductions of the papers' experiments, one module each (with its parts beside it, e.g.
-``gpsvm_baselines``), on a shared study skeleton (``study``) and task runner (``runner``).
+"""Reproductions of the papers' experiments on a shared study skeleton (``study``) and task
+runner (``runner``): a study of one module is that module (``toenail``, ``simulated``,
+``cardiac``); a study of several is a room of its own, its entry point the package and its
+parts inside (``gpsvm.protocol``, ``gpsvm.baselines``, ``gpsvm.big_data``, ``gpsvm.report``,
+``gpsvm.figures``; ``linlogit.baselines``, ``linlogit.figures``; ``spam.figures``,
+``kernel.figures``).
 
 Import absolutely, e.g. ``from bayesvm.case_studies.simulated import run``.
 """

@@ -7,7 +7,7 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from bayesvm.case_studies.linlogit_figures import (
+from bayesvm.case_studies.linlogit.figures import (
     METHOD_STYLES,
     coefficient_panel,
     curve_panel,

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {"samplers": "bayesvm.samplers", "vb": "bayesvm.vb", "models": "bayesvm.models"}
+PACKAGES = {
+    "samplers": "bayesvm.samplers",
+    "vb": "bayesvm.vb",
+    "models": "bayesvm.models",
+    "case_studies": "bayesvm.case_studies",
+}
 ALIASES = {
     f"{PACKAGES[path.parent.name]}.{path.stem}": re.search(r'moved_to\(__name__, "([\w.]+)"', text)[
         1
@@ -23,6 +28,7 @@ ALIASES = {
 def test_the_aliases_are_found():
     assert ALIASES["bayesvm.vb.pareto"] == "bayesvm.checks.pareto"
     assert ALIASES["bayesvm.samplers.slice"] == "bayesvm.blocks.slice"
+    assert ALIASES["bayesvm.case_studies.gpsvm_protocol"] == "bayesvm.case_studies.gpsvm.protocol"
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(ALIASES.items()))

@@ -54,22 +54,22 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 import bayesvm
-from bayesvm.case_studies import gpsvm_figures
-from bayesvm.case_studies.gpsvm_baselines import (
+from bayesvm.case_studies.gpsvm import figures as gpsvm_figures
+from bayesvm.case_studies.gpsvm.baselines import (
     fit_platt_svm,
     gp_classifier,
     mlii_fit,
     platt_svm,
     sklearn_seed,
 )
-from bayesvm.case_studies.gpsvm_big_data import (
+from bayesvm.case_studies.gpsvm.big_data import (
     PAPER_BIGDATA,
     bigdata_rows,
     bigdata_table,
     simulated_susy,
     write_simulated_susy,
 )
-from bayesvm.case_studies.gpsvm_protocol import (
+from bayesvm.case_studies.gpsvm.protocol import (
     _FITS,
     _INDUCING,
     _LENGTHSCALE,
@@ -94,7 +94,7 @@ from bayesvm.case_studies.gpsvm_protocol import (
     inducing_count,
     pooled_rows,
 )
-from bayesvm.case_studies.gpsvm_report import (
+from bayesvm.case_studies.gpsvm.report import (
     gpsvm_report,
     inducing_table,
     mlii_summary,

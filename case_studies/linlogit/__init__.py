@@ -43,12 +43,12 @@ from scipy.special import expit
 
 import bayesvm
 from bayesvm._arviz import arviz as az
-from bayesvm.case_studies.linlogit_baselines import (
+from bayesvm.case_studies.linlogit.baselines import (
     MAXIMUM_LIKELIHOOD,
     LeastSquares,
     LogisticMaximumLikelihood,
 )
-from bayesvm.case_studies.linlogit_figures import FIGURE_FILES, linlogit_figures
+from bayesvm.case_studies.linlogit.figures import FIGURE_FILES, linlogit_figures
 from bayesvm.case_studies.metrics import predicts_single_class
 from bayesvm.case_studies.reporting import markdown_table
 from bayesvm.case_studies.runner import (
@@ -590,7 +590,7 @@ run = STUDY.entry_point(
     outputs="Receives ``examples/<example>/<table>.csv`` as each example finishes (its "
     "settings in ``examples.settings.json``; ``resume`` keeps the examples written there, and "
     "a run without it deletes them first), ``linlogit_<table>.csv`` (all examples) and the "
-    "figures of :func:`~bayesvm.case_studies.linlogit_figures.linlogit_figures`.",
+    "figures of :func:`~bayesvm.case_studies.linlogit.figures.linlogit_figures`.",
     scheduler_text="Not taken by this study: its examples write their tables into "
     "``out_dir`` as they finish, so they run on this machine.",
     methods_text='(families of methods; model selection needs ``"vb"``)',

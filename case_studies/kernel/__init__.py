@@ -46,7 +46,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 import bayesvm
-from bayesvm.case_studies import kernel_figures
+from bayesvm.case_studies.kernel import figures as kernel_figures
 from bayesvm.case_studies.reporting import markdown_table, unconverged_note
 from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes
 from bayesvm.case_studies.study import Study, StudyRun, keyed_task

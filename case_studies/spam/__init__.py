@@ -38,7 +38,7 @@ quarter; each method is fitted to the training part and scored by its balanced e
 Classification uses the posterior mean of the coefficients (Luts-Ormerod section 4; for
 Gibbs the model average ``E[u] = E[gamma v]``), or the mode for ECME. :func:`run` is the entry
 point of ``bayesvm reproduce spam``; the figures are drawn by
-:mod:`bayesvm.case_studies.spam_figures`.
+:mod:`bayesvm.case_studies.spam.figures`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ import pandas as pd
 from scipy.special import ndtr
 
 import bayesvm
-from bayesvm.case_studies import spam_figures
 from bayesvm.case_studies.default_svm import COARSE_ALPHAS, fit_default_svm
 from bayesvm.case_studies.metrics import balanced_error_rate, predicts_single_class
 from bayesvm.case_studies.preprocessing import standardize
@@ -65,6 +64,7 @@ from bayesvm.case_studies.reporting import (
     split_notes,
 )
 from bayesvm.case_studies.runner import split_tasks, task_seed, trust_notes, write_settings
+from bayesvm.case_studies.spam import figures as spam_figures
 from bayesvm.case_studies.study import Study, StudyRun
 from bayesvm.data import load_spam
 from bayesvm.files import save_figure, write_csv
