@@ -195,32 +195,25 @@ def non_negative_int(text: str) -> int:
 
 
 def _integer(text: str, minimum: int, expected: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < minimum:
-        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}")
-    return value
+    return _parsed(text, int, lambda value: value >= minimum, expected)
 
 
 def finite_float(text: str) -> float:
     """A finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
-    return value
+    return _parsed(text, float, math.isfinite, "a finite number")
 
 
 def probability(text: str) -> float:
     """A number strictly between 0 and 1."""
+    return _parsed(text, float, lambda value: 0.0 < value < 1.0, "a probability between 0 and 1")
+
+
+def _parsed(text: str, kind, allowed, expected: str):
+    """``text`` read as ``kind``, refused unless ``allowed`` (``expected`` says what is)."""
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
         value = None
-    if value is None or not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1; got {text!r}")
+    if value is None or not allowed(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}")
     return value
