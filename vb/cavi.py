@@ -12,7 +12,8 @@ the bound ever decreases (:func:`bayesvm.drivers.run_ascent`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -187,8 +188,6 @@ def fit_vb(
         the hinge and priors (:class:`~bayesvm.models.LinearSVM` with a ridge prior,
         :class:`~bayesvm.models.MixedSVM`); ``idata.attrs["family"]`` says which.
     """
-    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
-
     settings = model.vb_settings
     options = dict(
         tol=settings["tol"] if tol is None else tol,
@@ -198,6 +197,44 @@ def fit_vb(
     check_covariance(model, covariance)
     check_family(model, family)
     extra = None if starts is None else _extra_starts(model, starts)  # refused before any work
+    optima = _find_optima(model, options, extra, accelerate, subsample, progressbar)
+    refined = _refine(model, optima.kept, family, options, progressbar)
+    fitted, response = _fitted_q(model, refined, covariance)
+    return _vb_fit(model, optima, refined, fitted, response, covariance, draws, seed)
+
+
+@dataclass(frozen=True)
+class _Optima:
+    """What :func:`fit_vb`'s ascents found: the distinct optima, the kept one first, their
+    masses where there are several, and how many ascents ran.
+    """
+
+    optima: list
+    masses: object
+    ascents: int
+
+    @property
+    def kept(self):
+        return self.optima[0]
+
+
+@dataclass(frozen=True)
+class _Refined:
+    """The kept optimum as the fit reports it: the ascent's result, its sweeps, ``q``'s family
+    and the sweep that linear response differentiates.
+    """
+
+    result: object
+    sweeps: int
+    family: str
+    sweep_for: Callable
+
+
+def _find_optima(model, options: dict, extra, accelerate, subsample, progressbar) -> _Optima:
+    """The papers' ascent (from a subsample's optimum where it pays), the ascents from the
+    other starts (``extra``, or the model's own), and their distinct optima, weighed by their
+    posterior mass where there are several (:mod:`bayesvm.vb.optima`).
+    """
     result, sweeps, subsampled = _ascend(
         model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
     )
@@ -210,32 +247,52 @@ def fit_vb(
     masses = None
     if len(optima) > 1:
         optima, masses = weigh_optima(model, optima, np.random.default_rng(MASS_SEED))
-    result, sweeps = optima[0].ascent, optima[0].sweeps
-    sweep_for = partial(make_cavi_step, model.blocks)
-    if result.interrupted:  # the Gaussian family starts from mean-field's optimum
-        family = "mean-field"
-    if family == "gaussian":
-        step = _Counted(make_gaussian_step(model))
-        result = run_ascent(
-            gaussian_state(model, result.state), step, **options, progressbar=progressbar
-        )
-        sweeps += step.sweeps
-        sweep_for = partial(make_gaussian_step, model, search=False)
-    params, _ = result.state
+    return _Optima(optima, masses, 1 + len(others))
+
+
+def _refine(model, optimum, family: str, options: dict, progressbar) -> _Refined:
+    """The kept optimum, refined by the Gaussian family's ascent from it where ``family`` is
+    ``"gaussian"`` (:mod:`bayesvm.vb.gaussian_family`; not after an interrupted ascent).
+    """
+    result, sweeps = optimum.ascent, optimum.sweeps
+    if result.interrupted or family != "gaussian":
+        return _Refined(result, sweeps, "mean-field", partial(make_cavi_step, model.blocks))
+    step = _Counted(make_gaussian_step(model))
+    start = gaussian_state(model, result.state)
+    result = run_ascent(start, step, **options, progressbar=progressbar)
+    return _Refined(
+        result, sweeps + step.sweeps, family, partial(make_gaussian_step, model, search=False)
+    )
+
+
+def _fitted_q(model, refined: _Refined, covariance: str):
+    """Each block with its ``q``, the coefficients' covariance corrected by linear response
+    where ``covariance`` is ``"lrvb"`` (:mod:`bayesvm.vb.lrvb`), and that response (or None).
+    """
+    params, _ = refined.result.state
     fitted = [(block, params[block.name]) for block in model.blocks]
-    response = None
-    if covariance == "lrvb":
-        coefficients = model.coefficients
-        response = linear_response(sweep_for, result.state, coefficients.name)
-        fitted = [
-            (block, response.corrected(block, q) if block is coefficients else q)
-            for block, q in fitted
-        ]
+    if covariance != "lrvb":
+        return fitted, None
+    coefficients = model.coefficients
+    response = linear_response(refined.sweep_for, refined.result.state, coefficients.name)
+    fitted = [
+        (block, response.corrected(block, q) if block is coefficients else q) for block, q in fitted
+    ]
+    return fitted, response
+
+
+def _vb_fit(model, found: _Optima, refined: _Refined, fitted, response, covariance, draws, seed):
+    """The :class:`~bayesvm.Fit`: draws from ``q``, its ``variational`` group (bound trace,
+    optima, Pareto k-hat, LRVB) and every problem found.
+    """
+    import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
+    result, optima = refined.result, found.optima
     posterior, variational, coords = q_groups(model, fitted, np.random.default_rng(seed), draws)
     check = check_q(model, fitted, posterior)
     coords["obs_id"] = np.arange(model.n_samples)
     variational["lower_bound"] = (["iteration"], result.trace)
-    variational["sweeps"] = ((), sweeps)
+    variational["sweeps"] = ((), refined.sweeps)
     variational.update(optimum_group(model, optima))
     variational.update(check.variational())
     coords["optimum"] = np.arange(len(optima))
@@ -245,11 +302,11 @@ def fit_vb(
         coords.update(lrvb_coords)
     idata = build_idata(model, posterior, variational=xr.Dataset(variational, coords=coords))
     idata.attrs["covariance"] = covariance
-    idata.attrs["family"] = family
+    idata.attrs["family"] = refined.family
     idata.attrs.update(check.attrs())
     problems = list(result.problems)
     if len(optima) > 1:
-        problems.append(optima_problem(model, optima, 1 + len(others), masses))
+        problems.append(optima_problem(model, optima, found.ascents, found.masses))
     if check.problem():
         problems.append(check.problem())
     if response is not None:
