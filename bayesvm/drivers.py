@@ -98,33 +98,28 @@ def run_ascent(
     """
     trace: list[float] = [float(value) for value in history]
     infos: list = []
-    converged = interrupted = False
-    with Progress(progressbar, description, None) as progress:
-        try:
-            while len(trace) < max_iter:
-                state, info = step(state)
-                objective = float(objective_of(info))
-                if not np.isfinite(objective):
-                    raise NumericalBreakdownError(
-                        f"objective is {objective} at iteration {len(trace)}"
-                    )
-                if trace and objective < trace[-1] - ROUNDOFF * (1.0 + abs(trace[-1])):
-                    raise BoundDecreasedError(
-                        f"objective decreased from {trace[-1]!r} to {objective!r} at iteration "
-                        f"{len(trace)}"
-                    )
-                trace.append(objective)
-                infos.append(info)
-                progress.update(len(trace), f"objective {objective:.10g}")
-                scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
-                if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
-                    converged = True
-                    break
-        except KeyboardInterrupt:
-            if not keeps_on_interrupt():
-                raise
-            interrupted = True
-            warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
+    converged = False
+    with Progress(progressbar, description, None) as progress, Interruption() as stop:
+        while len(trace) < max_iter:
+            state, info = step(state)
+            objective = float(objective_of(info))
+            if not np.isfinite(objective):
+                raise NumericalBreakdownError(f"objective is {objective} at iteration {len(trace)}")
+            if trace and objective < trace[-1] - ROUNDOFF * (1.0 + abs(trace[-1])):
+                raise BoundDecreasedError(
+                    f"objective decreased from {trace[-1]!r} to {objective!r} at iteration "
+                    f"{len(trace)}"
+                )
+            trace.append(objective)
+            infos.append(info)
+            progress.update(len(trace), f"objective {objective:.10g}")
+            scale = abs(trace[-2]) if relative and len(trace) > 1 else 1.0
+            if len(trace) > 1 and trace[-1] - trace[-2] < tol * scale:
+                converged = True
+                break
+    interrupted = stop.happened
+    if interrupted:
+        warnings.warn(f"interrupted after {len(trace)} iterations", stacklevel=2)
     if not trace:
         raise RuntimeError("no iteration completed")
     problems = []
@@ -240,46 +235,62 @@ def run_mcmc(
     sweeps = tune + draws * thin
     samples: dict[str, np.ndarray] = {}
     kept_chains, kept_draws = 0, draws
-    interrupted = False
     done = 0
-    with Progress(progressbar, description, chains * sweeps) as progress:
-        try:
-            for chain, chain_rng in enumerate(rng.spawn(chains)):
-                state = init(chain_rng)
-                kept_draws = 0
-                for iteration in range(sweeps):
-                    try:
-                        state, info = step(state, chain_rng)
-                    except (np.linalg.LinAlgError, FloatingPointError) as error:
-                        raise NumericalBreakdownError(
-                            f"chain {chain} broke down at sweep {iteration + 1}: {error}"
-                        ) from error
-                    if iteration >= tune and (iteration - tune + 1) % thin == 0:
-                        for name, value in {**record(state), **info}.items():
-                            if name not in samples:
-                                shape = (chains, draws, *np.shape(value))
-                                samples[name] = np.empty(shape)
-                            samples[name][chain, kept_draws] = value
-                        kept_draws += 1
-                    done += 1
-                    if done % PROGRESS_EVERY == 0:
-                        progress.update(done)
-                kept_chains = chain + 1
-        except KeyboardInterrupt:
-            if not keeps_on_interrupt():
-                raise
-            interrupted = True
-            if kept_chains == 0 and kept_draws > 0:
-                kept_chains = 1
-            else:
-                kept_draws = draws
-            warnings.warn(
-                f"interrupted: keeping {kept_chains} chain(s) of {kept_draws} draws", stacklevel=2
-            )
+    with Progress(progressbar, description, chains * sweeps) as progress, Interruption() as stop:
+        for chain, chain_rng in enumerate(rng.spawn(chains)):
+            state = init(chain_rng)
+            kept_draws = 0
+            for iteration in range(sweeps):
+                try:
+                    state, info = step(state, chain_rng)
+                except (np.linalg.LinAlgError, FloatingPointError) as error:
+                    raise NumericalBreakdownError(
+                        f"chain {chain} broke down at sweep {iteration + 1}: {error}"
+                    ) from error
+                if iteration >= tune and (iteration - tune + 1) % thin == 0:
+                    for name, value in {**record(state), **info}.items():
+                        if name not in samples:
+                            shape = (chains, draws, *np.shape(value))
+                            samples[name] = np.empty(shape)
+                        samples[name][chain, kept_draws] = value
+                    kept_draws += 1
+                done += 1
+                if done % PROGRESS_EVERY == 0:
+                    progress.update(done)
+            kept_chains = chain + 1
+    interrupted = stop.happened
+    if interrupted:
+        if kept_chains == 0 and kept_draws > 0:
+            kept_chains = 1
+        else:
+            kept_draws = draws
+        warnings.warn(
+            f"interrupted: keeping {kept_chains} chain(s) of {kept_draws} draws", stacklevel=2
+        )
     if kept_chains == 0:
         raise KeyboardInterrupt("interrupted before any draw was kept")
     samples = {name: value[:kept_chains, :kept_draws] for name, value in samples.items()}
     return McmcResult(samples=samples, n_iter=sweeps, interrupted=interrupted)
+
+
+class Interruption:
+    """Where a driver's loop stops on Ctrl-C: ``with Interruption() as stop:`` ends the block
+    on a ``KeyboardInterrupt`` and sets ``stop.happened`` where fits keep what they have
+    (:func:`~bayesvm.interrupts.keeps_on_interrupt`), and lets it go on elsewhere (inside a
+    case study's task). The one place the drivers catch Ctrl-C.
+    """
+
+    def __init__(self):
+        self.happened = False
+
+    def __enter__(self) -> Interruption:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if kind is None or not issubclass(kind, KeyboardInterrupt) or not keeps_on_interrupt():
+            return False
+        self.happened = True
+        return True
 
 
 class Progress:

@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayesvm.checks.pareto import check_q
-from bayesvm.drivers import Progress
-from bayesvm.interrupts import keeps_on_interrupt
+from bayesvm.drivers import Interruption, Progress
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 from bayesvm.vb.posterior import q_groups
@@ -128,49 +127,46 @@ def fit_svi(
     natural = None
     trace, hyper_trace, period = [], [], []
     previous_mean = None
-    converged = interrupted = False
+    converged = False
     adam = Adam(rate=hyper_rate, size=learned.size)
     t = 0
-    with Progress(progressbar, "svi", max_iter) as progress:
-        try:
-            for t in range(1, max_iter + 1):
-                batch = next(batches)
-                blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
-                if natural is None:
-                    natural = {b.name: b.initial_natural() for b in blocks if b.natural_gradient}
-                params, stats = _local_step(blocks, natural)
-                period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
-                rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
-                for block in blocks:
-                    if block.name in natural:
-                        target = block.conditional_natural(stats)
-                        natural[block.name] = tuple(
-                            (1.0 - rho) * old + rho * new
-                            for old, new in zip(natural[block.name], target, strict=True)
-                        )
-                if learned.any() and t % hyper_every == 0:
-                    model, natural = _hyper_step(
-                        model, blocks, params, stats, batch, natural, adam, learned
+    with Progress(progressbar, "svi", max_iter) as progress, Interruption() as stop:
+        for t in range(1, max_iter + 1):
+            batch = next(batches)
+            blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
+            if natural is None:
+                natural = {b.name: b.initial_natural() for b in blocks if b.natural_gradient}
+            params, stats = _local_step(blocks, natural)
+            period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
+            rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
+            for block in blocks:
+                if block.name in natural:
+                    target = block.conditional_natural(stats)
+                    natural[block.name] = tuple(
+                        (1.0 - rho) * old + rho * new
+                        for old, new in zip(natural[block.name], target, strict=True)
                     )
-                    hyper_trace.append([t, *model.hyperparameters.values()])
-                if t % check_every == 0 or t == max_iter:
-                    trace.append(float(np.mean(period)))
-                    period = []
-                    progress.update(t, f"bound ~ {trace[-1]:.6g}")
-                    mean = np.concatenate(
-                        [b.natural_mean(natural[b.name]) for b in blocks if b.name in natural]
-                    )
-                    if previous_mean is not None:
-                        change = np.linalg.norm(mean - previous_mean)
-                        if change <= tol * max(np.linalg.norm(mean), 1e-12):
-                            converged = True
-                            break
-                    previous_mean = mean
-        except KeyboardInterrupt:
-            if not keeps_on_interrupt():
-                raise
-            interrupted = True
-            warnings.warn(f"interrupted after {t} steps", stacklevel=2)
+            if learned.any() and t % hyper_every == 0:
+                model, natural = _hyper_step(
+                    model, blocks, params, stats, batch, natural, adam, learned
+                )
+                hyper_trace.append([t, *model.hyperparameters.values()])
+            if t % check_every == 0 or t == max_iter:
+                trace.append(float(np.mean(period)))
+                period = []
+                progress.update(t, f"bound ~ {trace[-1]:.6g}")
+                mean = np.concatenate(
+                    [b.natural_mean(natural[b.name]) for b in blocks if b.name in natural]
+                )
+                if previous_mean is not None:
+                    change = np.linalg.norm(mean - previous_mean)
+                    if change <= tol * max(np.linalg.norm(mean), 1e-12):
+                        converged = True
+                        break
+                previous_mean = mean
+    interrupted = stop.happened
+    if interrupted:
+        warnings.warn(f"interrupted after {t} steps", stacklevel=2)
     if natural is None:
         raise KeyboardInterrupt("interrupted before the first step")
     return _result(model, natural, trace, hyper_trace, t, converged, interrupted, tol, rng, draws)
