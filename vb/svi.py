@@ -166,6 +166,7 @@ def fit_svi(
                 previous_mean = mean
     interrupted = stop.happened
     if interrupted:
+        t -= 1  # the step under way when Ctrl-C came did not finish
         warnings.warn(f"interrupted after {t} steps", stacklevel=2)
     if natural is None:
         raise KeyboardInterrupt("interrupted before the first step")

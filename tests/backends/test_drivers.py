@@ -2,8 +2,13 @@ import arviz as az
 import numpy as np
 import pytest
 
+import bayesvm
 from bayesvm.drivers import BoundDecreasedError, Progress, run_ascent, run_mcmc
+from bayesvm.interrupts import interrupts_end_fits
+from bayesvm.models import GPSVM
 from bayesvm.samplers.diagnostics import mcmc_converged
+
+from conftest import simulate_logistic
 
 
 def _counting_kernel(interrupt_at=None):
@@ -139,3 +144,21 @@ def test_nuts_chain_starts_leave_infinite_values_to_pymc():
     starts = chain_starts(model, model.to_pymc(), 2, rng)
     assert "sigma2_u_log__" not in starts[0] and "beta" in starts[0]
     assert all(np.all(np.isfinite(value)) for start in starts for value in start.values())
+
+
+def test_an_interrupted_svi_fit_keeps_its_steps_so_far_unless_told_to_end(monkeypatch):
+    model = GPSVM.from_arrays(*simulate_logistic(30, 2, seed=3), inducing=6)
+    minibatches = GPSVM.minibatches
+
+    def stopped_at_the_eighth(self, batch_size, rng):
+        for index, batch in enumerate(minibatches(self, batch_size, rng)):
+            if index == 7:
+                raise KeyboardInterrupt
+            yield batch
+
+    monkeypatch.setattr(GPSVM, "minibatches", stopped_at_the_eighth)
+    with pytest.warns(UserWarning, match="interrupted after 7 steps"):
+        fit = bayesvm.fit(model, "svi", progressbar=False, draws=50)
+    assert "interrupted after 7 steps, before converging" in fit.problems
+    with interrupts_end_fits(), pytest.raises(KeyboardInterrupt):
+        bayesvm.fit(model, "svi", progressbar=False, draws=50)
