@@ -191,11 +191,14 @@ PROGRESS_EVERY = 250
 
 @dataclass
 class McmcResult:
-    """Draws of each recorded variable with shape ``(chain, draw, *shape)``."""
+    """Draws of each recorded variable (``samples``) and of each sweep's diagnostics
+    (``stats``, from the steps' info), with shape ``(chain, draw, *shape)``.
+    """
 
     samples: dict[str, np.ndarray]
     n_iter: int
     interrupted: bool
+    stats: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def run_mcmc(
@@ -219,9 +222,10 @@ def run_mcmc(
     init : callable
         ``init(rng) -> state``; each chain starts from its own random state.
     step : callable
-        ``step(state, rng) -> (state, info)``, one full sweep of the sampler; ``info``, a
-        dict, holds the sweep's diagnostics (e.g. ``accept_rate``), kept beside the recorded
-        variables (the fit's ``sample_stats``).
+        ``step(state, rng) -> (state, info)``, one full sweep of the sampler, returning a new
+        state (the one given is left as it was); ``info``, a dict, holds the sweep's
+        diagnostics (e.g. ``accept_rate``), kept apart from the recorded variables
+        (``McmcResult.stats``: the fit's ``sample_stats``).
     record : callable
         ``record(state) -> dict[str, ndarray]``, the variables to keep.
     rng : numpy.random.Generator
@@ -234,6 +238,7 @@ def run_mcmc(
         )
     sweeps = tune + draws * thin
     samples: dict[str, np.ndarray] = {}
+    stats: dict[str, np.ndarray] = {}
     kept_chains, kept_draws = 0, draws
     done = 0
     with Progress(progressbar, description, chains * sweeps) as progress, Interruption() as stop:
@@ -248,11 +253,8 @@ def run_mcmc(
                         f"chain {chain} broke down at sweep {iteration + 1}: {error}"
                     ) from error
                 if iteration >= tune and (iteration - tune + 1) % thin == 0:
-                    for name, value in {**record(state), **info}.items():
-                        if name not in samples:
-                            shape = (chains, draws, *np.shape(value))
-                            samples[name] = np.empty(shape)
-                        samples[name][chain, kept_draws] = value
+                    for kept, values in ((samples, record(state)), (stats, info)):
+                        _keep(kept, values, (chain, kept_draws), (chains, draws))
                     kept_draws += 1
                 done += 1
                 if done % PROGRESS_EVERY == 0:
@@ -269,8 +271,19 @@ def run_mcmc(
         )
     if kept_chains == 0:
         raise KeyboardInterrupt("interrupted before any draw was kept")
-    samples = {name: value[:kept_chains, :kept_draws] for name, value in samples.items()}
-    return McmcResult(samples=samples, n_iter=sweeps, interrupted=interrupted)
+    samples, stats = (
+        {name: value[:kept_chains, :kept_draws] for name, value in kept.items()}
+        for kept in (samples, stats)
+    )
+    return McmcResult(samples=samples, n_iter=sweeps, interrupted=interrupted, stats=stats)
+
+
+def _keep(kept: dict, values: dict, at: tuple[int, int], size: tuple[int, int]) -> None:
+    """Store ``values`` at ``at`` (chain, draw) of the arrays ``kept``, made on first sight."""
+    for name, value in values.items():
+        if name not in kept:
+            kept[name] = np.empty((*size, *np.shape(value)))
+        kept[name][at] = value
 
 
 class Interruption:

@@ -237,7 +237,8 @@ def mcmc_fit(model, result, method: str):
     """The :class:`~bayesvm.Fit` from :func:`~bayesvm.drivers.run_mcmc`'s draws."""
     posterior = {name: result.samples[name] for name in model.var_names}
     sample_stats = {
-        name: values for name, values in result.samples.items() if name not in posterior
+        **{name: values for name, values in result.samples.items() if name not in posterior},
+        **result.stats,
     }
     idata = build_idata(model, posterior, sample_stats=sample_stats)
     idata, problems = mcmc_checks(idata, model)

@@ -55,7 +55,7 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
                 )
 
     def step(stats: dict, rng) -> tuple[dict, dict]:
-        info: dict = {}
+        stats, info = dict(stats), {}  # a new state: the one given is left as it was
         for update in sweep:
             changed, update_info = update(stats, rng)
             stats.update(changed)

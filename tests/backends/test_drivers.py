@@ -5,8 +5,9 @@ import pytest
 import bayesvm
 from bayesvm.drivers import BoundDecreasedError, Progress, run_ascent, run_mcmc
 from bayesvm.interrupts import interrupts_end_fits
-from bayesvm.models import GPSVM
+from bayesvm.models import GPSVM, LinearSVM
 from bayesvm.samplers.diagnostics import mcmc_converged
+from bayesvm.samplers.gibbs import make_gibbs_kernel
 
 from conftest import simulate_logistic
 
@@ -162,3 +163,25 @@ def test_an_interrupted_svi_fit_keeps_its_steps_so_far_unless_told_to_end(monkey
     assert "interrupted after 7 steps, before converging" in fit.problems
     with interrupts_end_fits(), pytest.raises(KeyboardInterrupt):
         bayesvm.fit(model, "svi", progressbar=False, draws=50)
+
+
+def test_a_gibbs_sweep_returns_a_new_state_and_its_info_goes_to_the_sample_stats():
+    model = LinearSVM.from_arrays(*simulate_logistic(20, 2, seed=4), alpha=1.0)
+    init, step, record = make_gibbs_kernel(model.blocks)
+    rng = np.random.default_rng(0)
+    start = init(rng)
+    given = dict(start)
+    state, info = step(start, rng)
+    assert start.keys() == given.keys() and all(start[name] is given[name] for name in given)
+    assert state is not start and any(state[name] is not start[name] for name in start)
+    result = run_mcmc(
+        init,
+        lambda state, rng: (step(state, rng)[0], {"sweep_info": 1.0}),
+        record,
+        rng=rng,
+        chains=1,
+        tune=0,
+        draws=3,
+        progressbar=False,
+    )
+    assert "sweep_info" in result.stats and "sweep_info" not in result.samples
