@@ -45,6 +45,13 @@ from bayesvm.command_line import (
     thread_counts,
     write_beside,
 )
+from bayesvm.files import (
+    EarlierResultsError,
+    FolderInUseError,
+    check_free,
+    earlier_run_files,
+    save_figure,
+)
 from bayesvm.fit_command import add_fit_command
 
 # Each command imports what it runs (pandas, the models, the case studies, scikit-learn), so
@@ -124,8 +131,8 @@ def _kept(args, interrupt: KeyboardInterrupt) -> str:
             return "interrupted"
         written = "after writing" if getattr(args, "written", False) else "before writing"
         return f"interrupted {written} {output} (written whole or not at all)"
+    # imported here: the case studies load the models and the inference methods
     from bayesvm.case_studies.runner import RunInterrupted
-    from bayesvm.files import earlier_run_files
 
     if not isinstance(interrupt, RunInterrupted) or interrupt.csv_path is None:
         out_dir = _reproduce_folder(args)
@@ -273,7 +280,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _compare(args) -> None:
-    from bayesvm.files import save_figure
+    # imported here: the comparison loads ArviZ and pandas, which `bayesvm --help` does not need
     from bayesvm.method_comparison import compare, plot_compare
 
     names = args.names or [path.stem for path in args.files]
@@ -302,10 +309,9 @@ def _bench(args) -> None:
     """Run the benchmark ``--model`` (:data:`BENCH_MODELS`): print its tables, a single one
     without its name, and save its figure to ``--plot``.
     """
-    # The benchmarks stand on the case studies: imported when they run, not with the CLI.
+    # imported here: the benchmarks stand on the case studies, imported when they run
     from bayesvm.bench import BenchOptions
     from bayesvm.case_studies.reporting import markdown_table
-    from bayesvm.files import save_figure
 
     benchmark = importlib.import_module(BENCH_MODELS[args.model])
     if args.plot is not None:
@@ -338,8 +344,6 @@ def _bench(args) -> None:
 
 
 def _reproduce(args) -> None:
-    from bayesvm.files import EarlierResultsError, FolderInUseError, check_free, earlier_run_files
-
     out_dir = _reproduce_folder(args)
     if args.scheduler is not None and args.workers != 1:
         raise CommandError("give either --workers (local processes) or --scheduler (Dask)")
@@ -354,6 +358,7 @@ def _reproduce(args) -> None:
     if earlier and not (args.resume or args.replace):
         raise CommandError(_earlier_results_text(EarlierResultsError(out_dir, earlier)))
 
+    # imported here: the case studies load the models and the inference methods
     from bayesvm.case_studies.runner import ResumeMismatchError
     from bayesvm.case_studies.study import OptionNotTakenError
     from bayesvm.data import BENCHMARKS
@@ -415,6 +420,7 @@ def _earlier_results_text(error) -> str:
 
 
 def _info(args) -> None:
+    # imported here: the system's facts load PyTensor
     from bayesvm.system_info import format_info
 
     print(format_info(bayesvm.info()))

@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bayesvm
+from bayesvm.files import check_name_length
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,8 +78,6 @@ def check_names(path: Path, option: str) -> None:
     """Refuse an output path with a name longer than the system takes, before anything
     else looks at it (where ``Path.exists`` itself raises).
     """
-    from bayesvm.files import check_name_length
-
     try:
         check_name_length(path)
     except OSError as error:
@@ -137,8 +137,6 @@ def check_output_folder(path: Path, given: str) -> None:
     such as ``/proc`` refuses), and removed at once: nothing is left before the command's own
     checks pass.
     """
-    import tempfile
-
     existing = next(folder for folder in [path, *path.parents] if folder.exists())
     if not existing.is_dir():
         raise CommandError(f"{given}: {existing} is a file, not a folder")

@@ -332,6 +332,7 @@ class Progress:
         if self.bar is None:
             if time.perf_counter() - self.started < self.delay:
                 return
+            # imported here: rich costs 50 ms, and most fits end before a bar is drawn
             from rich.console import Console
             from rich.progress import Progress as RichProgress
             from rich.progress import TextColumn

@@ -49,7 +49,7 @@ def __getattr__(name: str):
     0.3 s to import, as long as the rest of ``import bayesvm``.
     """
     if name == "ConvergenceWarning":
-        from bayesvm._convergence_warning import ConvergenceWarning
+        from bayesvm._convergence_warning import ConvergenceWarning  # imported here: sklearn
 
         return ConvergenceWarning
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,8 @@ import argparse
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 import bayesvm
 from bayesvm.catalogue import METHODS, model_kind
 from bayesvm.command_line import (
@@ -29,6 +31,7 @@ from bayesvm.command_line import (
     refuse_input_as_output,
     write_beside,
 )
+from bayesvm.interrupts import interrupts_end_fits
 
 __all__ = ["add_fit_command", "run_fit", "METHOD_ARGUMENTS", "MODEL_ARGUMENTS"]
 
@@ -197,6 +200,7 @@ def model_options(args, kind) -> dict:
 
 def run_fit(args) -> None:
     """``bayesvm fit``: every check before any work, then the fit, its file and summary."""
+    # imported here: the registry's checks load the models, which `bayesvm --help` does not need
     from bayesvm.registry import check_fit
 
     if args.method not in METHODS:
@@ -230,8 +234,6 @@ def run_fit(args) -> None:
         check_fit(model, args.method, **options)
     except ValueError as error:
         raise CommandError(str(error)) from error
-    from bayesvm.interrupts import interrupts_end_fits
-
     # Its problems are printed with the summary, not twice; Ctrl-C ends the command (exit 130)
     # instead of writing the draws made so far.
     with warnings.catch_warnings(), interrupts_end_fits():
@@ -247,8 +249,7 @@ def model_from_frame(kind, data, args, options: dict):
     every other column but ``--groups``), with formulae's ``Intercept`` column first where the
     model has no intercept of its own (as :func:`bayesvm.from_formula` builds it).
     """
-    import numpy as np
-
+    # imported here: the models load SciPy, which `bayesvm --help` does not need
     from bayesvm.models.linear_predictor import frame_to_arrays
 
     features = args.features
@@ -273,7 +274,7 @@ def print_summary(fit, out: Path) -> None:
     shown = [name for name in model.var_names if not long & set(model.dims.get(name, []))]
     if shown:
         print(fit.summary(var_names=shown).to_string())
-    from bayesvm.models import GPSVM
+    from bayesvm.models import GPSVM  # imported here: the models load SciPy
 
     if isinstance(model, GPSVM):
         print(

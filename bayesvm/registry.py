@@ -106,7 +106,7 @@ def check_model(model) -> None:
     backend added with :func:`register` supports, saying how to build one from data given in
     its place.
     """
-    from bayesvm.models.block_model import BlockModel
+    from bayesvm.models.block_model import BlockModel  # imported here: the models load SciPy
 
     if isinstance(model, BlockModel) or any(_supported(b, model) for b in backends()):
         return

@@ -530,7 +530,7 @@ class Fit:
         ``traces`` of :mod:`bayesvm.fit_file`. It is written whole or not at all: an
         interrupted write leaves the old file at ``path`` as it was.
         """
-        from bayesvm.fit_file import save
+        from bayesvm.fit_file import save  # imported here: the file's layout loads the models
 
         self.idata.attrs["runtime_s"] = self.runtime_s
         return save(self, path)

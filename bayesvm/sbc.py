@@ -123,6 +123,7 @@ def simulation_based_calibration(
         ``beta[3]``), ``rank`` (in ``0..L``), ``kept_draws`` (``L``) and ``ess`` (the bulk
         effective sample size of the kept draws: near ``L`` when they are near-independent).
     """
+    # imported here: pandas, and scikit-learn under ConvergenceWarning, cost start-up time
     import pandas as pd
 
     from bayesvm.exceptions import ConvergenceWarning

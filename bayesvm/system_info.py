@@ -9,6 +9,12 @@ import platform
 import sys
 from importlib import metadata
 
+from threadpoolctl import threadpool_info
+
+from bayesvm._blas import pytensor_blas
+from bayesvm.linalg import usable_cores
+from bayesvm.version import __version__
+
 __all__ = ["info", "format_info", "PACKAGES"]
 
 #: Packages whose versions :func:`info` reports; ``nutpie`` only where it is installed.
@@ -33,11 +39,6 @@ def info() -> dict:
     """
     import pytensor
     import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so that threadpoolctl sees it)
-    from threadpoolctl import threadpool_info
-
-    from bayesvm._blas import pytensor_blas
-    from bayesvm.linalg import usable_cores
-    from bayesvm.version import __version__
 
     blas = pytensor_blas()
     return {

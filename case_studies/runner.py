@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from multiprocessing import forkserver, resource_tracker
 from pathlib import Path
 
 import numpy as np
@@ -498,8 +499,6 @@ def _start_forkserver_deaf_to_ctrl_c() -> None:
     prints its traceback. The resource tracker, which unblocks SIGINT after starting, is
     started first.
     """
-    from multiprocessing import forkserver, resource_tracker
-
     resource_tracker.ensure_running()
     with interrupts_blocked():
         forkserver.ensure_running()

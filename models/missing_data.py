@@ -37,6 +37,7 @@ from functools import cached_property
 
 import numpy as np
 
+from bayesvm.blocks import HingeAugmentation
 from bayesvm.blocks.design import DenseDesign
 from bayesvm.blocks.imputation_model import ImputationCovariance, ImputationMean
 from bayesvm.blocks.missing_cells import (
@@ -49,6 +50,7 @@ from bayesvm.blocks.missing_cells import (
 from bayesvm.blocks.normalized_hinge import NormalizedCells, NormalizedCoefficients, NormalizedHinge
 from bayesvm.models.linear_predictor import LinearPredictorSVM, frame_to_arrays
 from bayesvm.models.links import class_probabilities
+from bayesvm.models.mixed_svm import MixedSVM
 from bayesvm.models.penalties import LearnedGaussian
 from bayesvm.models.validation import (
     as_design,
@@ -217,8 +219,6 @@ class MissingDataSVM(LinearPredictorSVM):
         """The missing cells, the likelihood (the hinge's augmentation, reading the predictor
         from the cells), ``mu_x`` and ``Sigma_x``: Algorithm 4's order.
         """
-        from bayesvm.blocks import HingeAugmentation
-
         cells = MissingCells(self.X, self.Z, segment_names=("beta", self.weight_name))
         if self.likelihood == "hinge":
             likelihood = HingeAugmentation(self.y, coefficients="x_mis")
@@ -275,8 +275,6 @@ class MissingDataSVM(LinearPredictorSVM):
         the normalised likelihood (no VB), without missing cells, or with too few complete
         rows of both classes to fit.
         """
-        from bayesvm.models.mixed_svm import MixedSVM
-
         complete = ~self.missing.any(axis=1)
         y = self.y[complete]
         too_few = complete.sum() < self.Z.shape[1] + 2 or np.unique(y).size < 2

@@ -235,6 +235,84 @@ def test_nothing_points_outside_the_repository():
     assert pointing == []
 
 
+#: Packages that cost start-up time (``import bayesvm`` and ``bayesvm --help`` load none of them,
+#: tests/front_door/test_startup.py): a function may import them where it needs them.
+STARTUP_COSTLY = (
+    "pymc",
+    "pytensor",
+    "arviz",
+    "xarray",
+    "matplotlib",
+    "scipy",
+    "sklearn",
+    "pandas",
+    "formulae",
+    "numba",
+    "dask",
+    "distributed",
+    "nutpie",
+    "bayesvm._arviz",
+)
+
+
+def unexplained_local_imports(path: Path) -> list[str]:
+    """The function-local imports in ``path`` of anything but :data:`STARTUP_COSTLY` that no
+    comment explains (``imported here: ...``, on or just above a run of imports).
+    """
+    lines = path.read_text().splitlines()
+    found = []
+    for function in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for body in _bodies(function):
+            for run in _import_runs(body):
+                first = run[0].lineno - 1
+                while first > 0 and lines[first - 1].strip().startswith("#"):
+                    first -= 1
+                if any("imported here" in line for line in lines[first : run[-1].end_lineno]):
+                    continue
+                for statement in run:
+                    names = (
+                        [statement.module or ""]
+                        if isinstance(statement, ast.ImportFrom)
+                        else [alias.name for alias in statement.names]
+                    )
+                    for name in names:
+                        if not name.startswith(STARTUP_COSTLY):
+                            found.append(f"{path.relative_to(ROOT)}:{statement.lineno} {name}")
+    return found
+
+
+def _import_runs(body: list) -> list[list]:
+    """The runs of consecutive import statements in the statement list ``body``."""
+    runs: list[list] = [[]]
+    for statement in body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            runs[-1].append(statement)
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if run]
+
+
+def _bodies(function) -> list[list]:
+    """Every statement list in ``function`` (its body, and those of its ifs, loops, ...)."""
+    bodies = []
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            value = getattr(node, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                bodies.append(value)
+    return bodies
+
+
+def test_a_function_imports_locally_only_what_costs_start_up_time_or_says_why():
+    """Local imports hide a module's dependencies; they are kept for start-up time (the
+    packages of :data:`STARTUP_COSTLY`, and the library's modules that load them, with a
+    comment saying so) and nowhere else (docs/guide/layout.md).
+    """
+    assert [found for path in MODULES.values() for found in unexplained_local_imports(path)] == []
+
+
 def test_the_front_door_holds_no_benchmark():
     assert [path.name for path in (ROOT / "bayesvm").glob("bench*.py")] == []
 
