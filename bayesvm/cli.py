@@ -8,7 +8,7 @@ Examples
     $ bayesvm fit data.csv --target y --model penalized --method gibbs --seed 1 --out gibbs.nc
     $ bayesvm compare vb.nc gibbs.nc --names VB,Gibbs --plot forest.png
     $ bayesvm bench --quick --methods vb,gibbs
-    $ bayesvm bench --model gpsvm --quick
+    $ bayesvm bench --model gp --quick
     $ bayesvm bench --model peers --sizes 1000x10,10000x10 --plot scaling.png
     $ bayesvm bench --model targets --quick
     $ bayesvm reproduce simulated --quick --out results/simulated
@@ -80,11 +80,15 @@ BENCH_MODELS = {
     "penalized": "bayesvm.bench.penalized",
     "peers": "bayesvm.bench.peers",
     "targets": "bayesvm.bench.targets",
-    "spikeslab": "bayesvm.bench.spikeslab",
+    "spike_slab": "bayesvm.bench.spikeslab",
     "missing": "bayesvm.bench.missing",
     "kernel": "bayesvm.bench.kernel",
-    "gpsvm": "bayesvm.bench.gpsvm",
+    "gp": "bayesvm.bench.gpsvm",
 }
+#: ``bayesvm bench --model`` names before 0.3.0 (the models' names of the catalogue now).
+FORMER_BENCH_MODELS = {"spikeslab": "spike_slab", "gpsvm": "gp"}
+#: ``bayesvm bench --prior`` spellings before 0.3.0.
+FORMER_PRIORS = {"gaussian-slab": "gaussian_slab", "laplace-zero": "laplace_zero"}
 
 # ``run()`` keyword -> command-line flag, where they differ.
 OPTION_FLAGS = {"n_datasets": "datasets"}
@@ -188,31 +192,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--model",
-        choices=list(BENCH_MODELS),
+        choices=[*BENCH_MODELS, *FORMER_BENCH_MODELS],
         default="penalized",
         help="penalized: every backend on simulated data (default); peers: our methods beside "
         "LIBLINEAR, LIBSVM, nutpie and scikit-learn's ARD and logistic regressions against n "
         "(two tables: timings and fitted slopes); targets: the speed targets, each a ratio "
-        "with its goal, pass or fail; spikeslab: the model "
+        "with its goal, pass or fail; spike_slab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
         "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
         "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data; "
-        "gpsvm: the GP SVM (S-BSVM and B-BSVM on waveform by 10-fold cross-validation, S-BSVM's "
+        "gp: the GP SVM (S-BSVM and B-BSVM on waveform by 10-fold cross-validation, S-BSVM's "
         "rows per second and memory in memory and from Dask, the full GP by vb, gibbs, nuts)",
     )
     bench.add_argument(
         "--prior",
-        choices=["gaussian-slab", "laplace-zero"],
-        default="gaussian-slab",
-        help="spikeslab's prior",
+        choices=["gaussian_slab", "laplace_zero", *FORMER_PRIORS],
+        default="gaussian_slab",
+        help="spike_slab's prior",
     )
-    bench.add_argument("--rows", type=positive_int, help="spikeslab: a random subset of e-mails")
+    bench.add_argument("--rows", type=positive_int, help="spike_slab: a random subset of e-mails")
     bench.add_argument(
         "--methods",
         type=name_list,
         help="default vb,gibbs,nuts (penalized, missing), every peer (peers), gibbs,rj,nuts "
-        "(spikeslab), "
-        "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gpsvm: the full GP's)",
+        "(spike_slab), "
+        "gibbs,vb,nuts (kernel: BGKM's comparison), vb,gibbs,nuts (gp: the full GP's)",
     )
     bench.add_argument(
         "--repeats", type=positive_int, help="fits per method and size (default 5; 1 with --quick)"
@@ -313,6 +317,15 @@ def _bench(args) -> None:
     from bayesvm.bench import BenchOptions
     from bayesvm.case_studies.reporting import markdown_table
 
+    for option, former in (("model", FORMER_BENCH_MODELS), ("prior", FORMER_PRIORS)):
+        given = getattr(args, option)
+        if given in former:
+            setattr(args, option, former[given])
+            warnings.warn(
+                f"--{option} {given} is now {former[given]}; the old name goes in 0.4.0",
+                FutureWarning,
+                stacklevel=2,
+            )
     benchmark = importlib.import_module(BENCH_MODELS[args.model])
     if args.plot is not None:
         if not hasattr(benchmark, "figure"):
@@ -326,7 +339,7 @@ def _bench(args) -> None:
         sizes=args.sizes,
         repeats=args.repeats,
         threads=args.threads,
-        prior=args.prior.replace("-", "_"),
+        prior=args.prior,
         rows=args.rows,
     )
     try:

@@ -19,7 +19,7 @@ lengthscale^2)``. Three measurements, each a table of :func:`run_gpsvm_bench`:
   PyMC's NUTS, with the smallest bulk ESS of ``f`` per second and ratios to NUTS's.
 
 Every row reports the machine's 1-minute load average (:func:`os.getloadavg`) when it was
-measured. ``bayesvm bench --model gpsvm`` prints the tables (:func:`run`).
+measured. ``bayesvm bench --model gp`` prints the tables (:func:`run`).
 """
 
 from __future__ import annotations

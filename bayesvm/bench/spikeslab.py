@@ -7,7 +7,7 @@ sweep) and PyMC (NUTS for the continuous variables, binary Gibbs-Metropolis for 
 What mixes slowly in a model search is the model itself, so besides iterations per second the
 table reports the effective sample size per second of the model size ``n_active`` and the
 smallest over the inclusion indicators ``gamma_k`` that are neither always 0 nor always 1.
-``bayesvm bench --model spikeslab`` prints :func:`run_model_search_bench`'s table
+``bayesvm bench --model spike_slab`` prints :func:`run_model_search_bench`'s table
 (:func:`run`).
 """
 

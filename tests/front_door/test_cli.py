@@ -83,7 +83,7 @@ def test_compare_prints_a_table_and_plots(fitted, tmp_path, capsys):
 
 def test_fit_spikeslab_by_reversible_jump_stores_the_inclusion_indicators(csv_path, tmp_path):
     out = tmp_path / "rj.nc"
-    argv = ["fit", str(csv_path), "--target", "label", "--model", "spikeslab"]
+    argv = ["fit", str(csv_path), "--target", "label", "--model", "spike_slab"]
     options = ["--prior", "gaussian-slab", "--inclusion", "0.3", "--nu", "5", "--method", "rj"]
     chains = ["--draws", "50", "--tune", "20", "--chains", "1", "--seed", "2"]
     assert cli.main([*argv, *options, *chains, "--out", str(out)]) == 0
@@ -131,7 +131,7 @@ def test_fit_missing_imputes_empty_cells_and_other_models_point_to_it(csv_path, 
 
 
 def test_bench_spikeslab_times_the_model_search(capsys):
-    argv = ["bench", "--model", "spikeslab", "--quick", "--rows", "120", "--methods", "gibbs,rj"]
+    argv = ["bench", "--model", "spike_slab", "--quick", "--rows", "120", "--methods", "gibbs,rj"]
     assert cli.main(argv) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("| method | seconds")
@@ -154,12 +154,34 @@ def test_bench_kernel_prints_each_table_under_its_name(capsys):
     assert "| vb | 30 |" in out
 
 
-def test_bench_gpsvm_prints_each_table_under_its_name(capsys):
-    assert cli.main(["bench", "--model", "gpsvm", "--quick", "--methods", "vb"]) == 0
+def test_bench_gp_prints_each_table_under_its_name(capsys):
+    assert cli.main(["bench", "--model", "gp", "--quick", "--methods", "vb"]) == 0
     out = capsys.readouterr().out
     headings = [line for line in out.splitlines() if line and not line.startswith("|")]
     assert headings == ["waveform", "throughput", "full_gp"]
     assert "| svi | 2 | 200 |" in out and "| dask | 3000 |" in out
+
+
+class Imported(Exception):
+    """Raised in place of importing a benchmark, with its module's name."""
+
+
+@pytest.mark.parametrize(
+    ("former", "now", "module"),
+    [("spikeslab", "spike_slab", "spikeslab"), ("gpsvm", "gp", "gpsvm")],
+)
+def test_bench_takes_a_former_model_name_and_says_its_new_one(
+    capsys, monkeypatch, former, now, module
+):
+    def stop(name):
+        raise Imported(name)
+
+    monkeypatch.setattr(cli.importlib, "import_module", stop)
+    with pytest.raises(Imported, match=f"bayesvm.bench.{module}"):
+        cli.main(["bench", "--model", former, "--prior", "laplace-zero", "--quick"])
+    error = capsys.readouterr().err
+    assert f"warning: --model {former} is now {now}" in error
+    assert "warning: --prior laplace-zero is now laplace_zero" in error
 
 
 def test_bench_quick_prints_markdown(capsys):
