@@ -30,11 +30,13 @@ from pathlib import Path
 
 import bayesvm
 from bayesvm.command_line import (
+    FORMER_PRIORS,
     CommandError,
     check_image_format,
     check_names,
     check_output_file,
     check_output_folder,
+    current_spelling,
     name_list,
     non_negative_int,
     positive_int,
@@ -87,8 +89,6 @@ BENCH_MODELS = {
 }
 #: ``bayesvm bench --model`` names before 0.3.0 (the models' names of the catalogue now).
 FORMER_BENCH_MODELS = {"spikeslab": "spike_slab", "gpsvm": "gp"}
-#: ``bayesvm bench --prior`` spellings before 0.3.0.
-FORMER_PRIORS = {"gaussian-slab": "gaussian_slab", "laplace-zero": "laplace_zero"}
 
 # ``run()`` keyword -> command-line flag, where they differ.
 OPTION_FLAGS = {"n_datasets": "datasets"}
@@ -317,15 +317,8 @@ def _bench(args) -> None:
     from bayesvm.bench import BenchOptions
     from bayesvm.case_studies.reporting import markdown_table
 
-    for option, former in (("model", FORMER_BENCH_MODELS), ("prior", FORMER_PRIORS)):
-        given = getattr(args, option)
-        if given in former:
-            setattr(args, option, former[given])
-            warnings.warn(
-                f"--{option} {given} is now {former[given]}; the old name goes in 0.4.0",
-                FutureWarning,
-                stacklevel=2,
-            )
+    args.model = current_spelling("model", args.model, FORMER_BENCH_MODELS)
+    args.prior = current_spelling("prior", args.prior, FORMER_PRIORS)
     benchmark = importlib.import_module(BENCH_MODELS[args.model])
     if args.plot is not None:
         if not hasattr(benchmark, "figure"):

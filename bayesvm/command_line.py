@@ -9,6 +9,7 @@ import argparse
 import math
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,26 @@ __all__ = [
     "non_negative_int",
     "probability",
     "finite_float",
+    "FORMER_PRIORS",
+    "current_spelling",
 ]
+
+#: ``--prior`` spellings before 0.3.0 (``fit`` and ``bench``).
+FORMER_PRIORS = {"gaussian-slab": "gaussian_slab", "laplace-zero": "laplace_zero"}
+
+
+def current_spelling(option: str, given, former: dict):
+    """``given``, or its new spelling where ``former`` has it (warning, ``FutureWarning``,
+    that the old one goes in 0.4.0).
+    """
+    if given not in former:
+        return given
+    warnings.warn(
+        f"--{option} {given} is now {former[given]}; the old name goes in 0.4.0",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return former[given]
 
 
 class CommandError(Exception):

@@ -20,8 +20,10 @@ import numpy as np
 import bayesvm
 from bayesvm.catalogue import METHODS, model_kind
 from bayesvm.command_line import (
+    FORMER_PRIORS,
     CommandError,
     check_output_file,
+    current_spelling,
     finite_float,
     name_list,
     non_negative_int,
@@ -41,7 +43,7 @@ SPIKE_SLAB_PRIORS = ("laplace_zero", "gaussian_slab")
 #: Model options of the command line (constructor keyword arguments), with their arguments.
 MODEL_ARGUMENTS = {
     "prior": {
-        "choices": [*LINEAR_PRIORS, *SPIKE_SLAB_PRIORS, "laplace-zero", "gaussian-slab"],
+        "choices": [*LINEAR_PRIORS, *SPIKE_SLAB_PRIORS, *FORMER_PRIORS],
         "metavar": "PRIOR",
         "help": "linear: ridge (default) or lasso; spike_slab: laplace_zero (default) or "
         "gaussian_slab",
@@ -169,14 +171,8 @@ def model_options(args, kind) -> dict:
     """
     given = {name: getattr(args, name) for name in MODEL_ARGUMENTS}
     given = {name: value for name, value in given.items() if value is not None}
-    prior = given.get("prior")
-    if prior in ("laplace-zero", "gaussian-slab"):
-        given["prior"] = prior.replace("-", "_")
-        warnings.warn(
-            f"--prior {prior} is now {given['prior']}; the old spelling goes in 0.4.0",
-            FutureWarning,
-            stacklevel=2,
-        )
+    if "prior" in given:
+        given["prior"] = current_spelling("prior", given["prior"], FORMER_PRIORS)
     prior = given.get("prior")
     if prior in SPIKE_SLAB_PRIORS and kind.name != "spike_slab":
         raise CommandError(f"--prior {prior} is a spike_slab prior: add --model spike_slab")

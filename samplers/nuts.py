@@ -179,8 +179,7 @@ def fit_nuts(
     """
     from bayesvm._arviz import pymc as pm  # imported here: PyMC and ArviZ cost 1 s at startup
 
-    if sampler not in NUTS_SAMPLERS:
-        raise ValueError(f"sampler must be one of {NUTS_SAMPLERS}; got {sampler!r}")
+    METHODS["nuts"].options["sampler"].check("sampler", sampler)
     pytensor_blas()  # nutpie compiles by Numba, but PyMC still compiles its start in C
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(2**31))

@@ -64,8 +64,7 @@ def check_family(model, family: str) -> None:
     ``"gaussian"``, ``model`` is a Gaussian coefficient block, the hinge and priors without
     latent variables of their own.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
+    METHODS["vb"].options["family"].check("family", family)
     if family == "gaussian" and hinge_of(model) is None:
         raise ValueError(
             "family='gaussian' needs a model of Gaussian coefficients, the hinge and priors "

@@ -163,8 +163,7 @@ def check_covariance(model, covariance: str) -> None:
     """Raise ``ValueError`` unless ``covariance`` is one of :data:`COVARIANCES` and, for
     ``"lrvb"``, ``model``'s coefficient block takes a tilt.
     """
-    if covariance not in COVARIANCES:
-        raise ValueError(f"covariance must be one of {COVARIANCES}; got {covariance!r}")
+    METHODS["vb"].options["covariance"].check("covariance", covariance)
     coefficients = getattr(model, "coefficients", None)
     if covariance == "lrvb" and not getattr(coefficients, "takes_tilt", False):
         raise ValueError(

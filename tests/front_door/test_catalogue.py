@@ -31,6 +31,11 @@ class Built(Exception):
     """Raised in place of the fit, with the model that would have been fitted."""
 
 
+def stop(model, *args, **options):
+    """Stands in for a fit (or its checks): raises :class:`Built` with the model."""
+    raise Built(model)
+
+
 def test_each_method_declares_exactly_its_backends_options():
     for backend in registry.backends():
         parameters = list(inspect.signature(backend.run).parameters)[1:]
@@ -49,9 +54,6 @@ def test_the_estimator_the_formulas_and_the_command_line_take_each_model_name(
     X = data[["a", "b", "c"]].to_numpy()
     by_formula = bayesvm.from_formula(f"{response} ~ a + b + c{term}", data, model=name)
     assert type(by_formula) is type(kind.build(X, data[response].to_numpy(), **groups))
-
-    def stop(model, *args, **options):
-        raise Built(model)
 
     monkeypatch.setattr(registry, "check_fit", stop)
     path = tmp_path / "data.csv"
@@ -88,9 +90,6 @@ def test_a_former_model_name_warns_naming_the_new_one_at_every_front_door(
         BayesianSVC(model=former, draws=20).fit(data[["a", "b", "c"]], data["label"])
     path = tmp_path / "data.csv"
     data.to_csv(path, index=False)
-
-    def stop(model, *args, **options):
-        raise Built(model)
 
     monkeypatch.setattr(registry, "check_fit", stop)
     with pytest.raises(Built):

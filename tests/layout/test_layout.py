@@ -261,25 +261,22 @@ def unexplained_local_imports(path: Path) -> list[str]:
     """
     lines = path.read_text().splitlines()
     found = []
-    for function in ast.walk(ast.parse("\n".join(lines))):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        for body in _bodies(function):
-            for run in _import_runs(body):
-                first = run[0].lineno - 1
-                while first > 0 and lines[first - 1].strip().startswith("#"):
-                    first -= 1
-                if any("imported here" in line for line in lines[first : run[-1].end_lineno]):
-                    continue
-                for statement in run:
-                    names = (
-                        [statement.module or ""]
-                        if isinstance(statement, ast.ImportFrom)
-                        else [alias.name for alias in statement.names]
-                    )
-                    for name in names:
-                        if not name.startswith(STARTUP_COSTLY):
-                            found.append(f"{path.relative_to(ROOT)}:{statement.lineno} {name}")
+    for body in _function_bodies(ast.parse("\n".join(lines))):
+        for run in _import_runs(body):
+            first = run[0].lineno - 1
+            while first > 0 and lines[first - 1].strip().startswith("#"):
+                first -= 1
+            if any("imported here" in line for line in lines[first : run[-1].end_lineno]):
+                continue
+            for statement in run:
+                names = (
+                    [statement.module or ""]
+                    if isinstance(statement, ast.ImportFrom)
+                    else [alias.name for alias in statement.names]
+                )
+                for name in names:
+                    if not name.startswith(STARTUP_COSTLY):
+                        found.append(f"{path.relative_to(ROOT)}:{statement.lineno} {name}")
     return found
 
 
@@ -294,15 +291,19 @@ def _import_runs(body: list) -> list[list]:
     return [run for run in runs if run]
 
 
-def _bodies(function) -> list[list]:
-    """Every statement list in ``function`` (its body, and those of its ifs, loops, ...)."""
-    bodies = []
-    for node in ast.walk(function):
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            value = getattr(node, field, None)
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                bodies.append(value)
-    return bodies
+def _function_bodies(tree) -> list[list]:
+    """Every statement list inside a function of ``tree`` (its body, and those of its ifs,
+    loops, ``try`` blocks and nested functions), each once.
+    """
+    bodies = {}
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                for field in ("body", "orelse", "finalbody"):
+                    value = getattr(node, field, None)
+                    if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                        bodies[id(value)] = value
+    return list(bodies.values())
 
 
 def test_a_function_imports_locally_only_what_costs_start_up_time_or_says_why():
