@@ -64,9 +64,9 @@ def register(
 
 
 def block_driver(driver: str, learned: bool | None = None) -> Callable[[object], bool]:
-    """``supports`` of a driver over blocks: the models whose every block supports ``driver``
-    (:attr:`~bayesvm.blocks.Block.drivers`) and, when ``learned`` is given, that have (or have
-    no) learned block (EM's ECME variant).
+    """``supports`` of a driver over blocks: the models whose blocks support ``driver``
+    (:func:`~bayesvm.blocks.block_drivers`, from the blocks' protocols) and, when ``learned``
+    is given, that have (or have no) learned block (EM's ECME variant).
     """
 
     def supports(model) -> bool:

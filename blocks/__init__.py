@@ -1,6 +1,20 @@
 """Blocks: the conditionally conjugate pieces every model is composed of (:mod:`.base`)."""
 
-from bayesvm.blocks.base import DRIVERS, Block, block_drivers, dispersed_start
+from bayesvm.blocks.base import Block, dispersed_start
+from bayesvm.blocks.capabilities import (
+    DRIVERS,
+    ExactMStepBlock,
+    GibbsBlock,
+    JumpBlock,
+    MeanFieldBlock,
+    ModeBlock,
+    NaturalGradientBlock,
+    PenaltyBlock,
+    PointBlock,
+    QDensityBlock,
+    VBStartBlock,
+    block_drivers,
+)
 from bayesvm.blocks.coefficients import CoefficientStats, GaussianCoefficients, Segment
 from bayesvm.blocks.gaussian_priors import FixedPrecision, GammaPrecision, PriorStats
 from bayesvm.blocks.hinge import HingeAugmentation, LikelihoodStats
@@ -14,10 +28,20 @@ from bayesvm.blocks.laplace import LaplaceMixing, LaplaceScale
 from bayesvm.blocks.normal_gamma import NormalGammaCoefficients, NormalGammaStats
 
 __all__ = [
-    "DRIVERS",
     "Block",
-    "block_drivers",
     "dispersed_start",
+    "DRIVERS",
+    "block_drivers",
+    "GibbsBlock",
+    "MeanFieldBlock",
+    "VBStartBlock",
+    "ModeBlock",
+    "JumpBlock",
+    "NaturalGradientBlock",
+    "PenaltyBlock",
+    "ExactMStepBlock",
+    "PointBlock",
+    "QDensityBlock",
     "CoefficientStats",
     "GaussianCoefficients",
     "Segment",

@@ -14,6 +14,11 @@ McAuliffe 2017, section 4.3; Hoffman, Blei, Wang & Paisley 2013, section 2):
   likelihood block may offer an exact M-step for the coefficients instead
   (``accelerated_m_step``), given the prior blocks' ``penalty``.
 
+Which of these methods a block has says which drivers can use it: each driver family's
+methods are a protocol of :mod:`bayesvm.blocks.capabilities`, which derives a model's
+drivers from its blocks. This base holds only what every block shares and the defaults of
+optional hooks (no moves, nothing recorded, no factor owned).
+
 Statistics are what a block shows the others: a value's (Gibbs, EM) or an expectation's (VB)
 of the same named quantities, so the conditional cannot tell which driver calls it.
 
@@ -31,13 +36,10 @@ from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
-__all__ = ["Block", "Stats", "DRIVERS", "block_drivers", "dispersed_start"]
+__all__ = ["Block", "Stats", "dispersed_start"]
 
 Stats = Mapping[str, object]
 """The statistics of every block visited so far, by block name."""
-
-#: Drivers a block may support (and "rj", which a block offering :meth:`Block.jump_step` names).
-DRIVERS = ("gibbs", "vb", "em")
 
 
 class Block:
@@ -47,8 +49,6 @@ class Block:
     ----------
     name : str
         Key of the block's statistics in the drivers' state.
-    drivers : frozenset of str
-        The drivers of :data:`DRIVERS` that can use this block.
     latent : bool
         An augmentation variable that EM integrates out (its E-step takes expectations)
         rather than maximises over.
@@ -62,7 +62,6 @@ class Block:
     """
 
     name: str = ""
-    drivers: frozenset = frozenset(DRIVERS)
     latent: bool = False
     learned: bool = False
     var_names: tuple[str, ...] = ()
@@ -77,24 +76,18 @@ class Block:
     #: ancillary parameterisation (:class:`~bayesvm.blocks.interweaving.ScaleInterweaving`).
     interweave: bool = False
 
-    # -- every driver -----------------------------------------------------------------------
-    def conditional(self, stats: Stats):
-        """Parameters of the complete conditional given the other blocks' statistics."""
-        raise NotImplementedError
-
-    # -- Gibbs ------------------------------------------------------------------------------
+    # -- Gibbs (a GibbsBlock: ``conditional``, ``sample``) -----------------------------------
     def initial_value(self, stats: Stats, rng: np.random.Generator):
-        """Statistics of a dispersed starting value (default: a draw from the conditional)."""
+        """Statistics of a dispersed starting value of a
+        :class:`~bayesvm.blocks.capabilities.GibbsBlock` (default: a draw from its
+        conditional).
+        """
         return self.sample(self.conditional(stats), rng)
-
-    def sample(self, params, rng: np.random.Generator):
-        """Statistics of a draw from the conditional."""
-        raise NotImplementedError
 
     def sample_step(self, params, rng: np.random.Generator):
         """``(statistics, info)`` of the Gibbs sweep's update of the block: :meth:`sample`'s
         draw and no info, unless the update is a Metropolis-Hastings step whose ``info``
-        reports its acceptance (kept in ``sample_stats`` like :meth:`jump_step`'s).
+        reports its acceptance (kept in ``sample_stats`` like a jump step's).
         """
         return self.sample(params, rng), {}
 
@@ -116,38 +109,19 @@ class Block:
         """
         return []
 
-    # -- reversible jump --------------------------------------------------------------------
-    def jump_step(self, params, rng: np.random.Generator, moves: int | None = None):
-        """``(statistics, info)`` after ``moves`` trans-dimensional proposals and a draw given
-        the result (blocks with ``"rj"`` in :attr:`drivers`; the others are drawn by
-        :meth:`sample`). ``info`` holds the step's diagnostics by name (e.g. ``accept_rate``,
-        the accepted share of the proposals), which the sampler keeps in ``sample_stats``
-        beside :meth:`sample_stats`; they are not part of the statistics the other blocks read.
-        """
-        raise NotImplementedError
-
-    def jump(self, params, rng: np.random.Generator, moves: int | None = None):
-        """The statistics of :meth:`jump_step`, without its info."""
-        return self.jump_step(params, rng, moves)[0]
-
+    # -- reversible jump (a JumpBlock: ``jump_step``) ----------------------------------------
     def jump_moves(self, blocks: Mapping[str, Block]) -> list:
-        """Further moves a reversible-jump sweep makes right after :meth:`jump_step` (none
+        """Further moves a reversible-jump sweep makes right after a
+        :class:`~bayesvm.blocks.capabilities.JumpBlock`'s ``jump_step`` (none
         here), each with ``step(stats, rng) -> (statistics it changes by block name, info)``
         and leaving the posterior invariant; ``blocks`` are the model's blocks by name.
         """
         return []
 
-    # -- VB ---------------------------------------------------------------------------------
-    def initial_stats(self, stats: Stats, start=None):
-        """Expected statistics before the first update (``start``: an alternative start)."""
-        raise NotImplementedError
-
+    # -- VB (a MeanFieldBlock: ``conditional``, ``expected_stats``; a VBStartBlock:
+    # ``initial_stats``; a QDensityBlock: ``q_log_density``) --------------------------------
     #: Alternative starting points of the ascent (VB keeps the one with the larger bound).
     starts: tuple = (None,)
-
-    def expected_stats(self, params):
-        """Statistics as expectations under ``q = params``."""
-        raise NotImplementedError
 
     def subsample_stats(self, params, stats: Stats, fraction: float):
         """Statistics on all rows from ``q = params`` fitted to a subsample of them (a
@@ -163,54 +137,9 @@ class Block:
         """Expectation of the factors the block owns plus its entropy (0 if it owns none)."""
         return 0.0
 
-    # -- SVI --------------------------------------------------------------------------------
-    #: A global block whose ``q`` stochastic VI moves by natural-gradient steps
-    #: (:mod:`bayesvm.vb.svi`: :meth:`initial_natural`, :meth:`conditional_natural`,
-    #: :meth:`from_natural`); the others are set to their conditionals in closed form.
-    natural_gradient: bool = False
-
-    def initial_natural(self):
-        """Natural parameters of ``q`` before the first step (a :attr:`natural_gradient`
-        block).
-        """
-        raise NotImplementedError
-
-    def conditional_natural(self, stats: Stats):
-        """Natural parameters of the complete conditional given the other blocks' statistics
-        (``eta-hat``, on the rows the block sees, counted as the minibatch scales them): a
-        tuple of arrays, which the step averages with the current ones element by element.
-        """
-        raise NotImplementedError
-
-    def natural_mean(self, natural) -> np.ndarray:
-        """``q``'s mean from natural parameters (what stochastic VI's convergence check
-        compares between check periods).
-        """
-        raise NotImplementedError
-
-    def from_natural(self, natural):
-        """``q``'s parameters (as :meth:`conditional` gives them) from natural parameters."""
-        raise NotImplementedError
-
     def draw_q(self, params, rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
         """``size`` draws of the reported variables from ``q``."""
         return {}
-
-    def q_log_density(self, params, draws: Mapping[str, np.ndarray]) -> np.ndarray | float:
-        """``log q`` of the block's factor at ``draws`` (name to ``(S, *dims)``, as
-        :meth:`draw_q` gives them), up to a constant shared by the draws: shape ``(S,)``.
-
-        The density is with respect to the measure of :meth:`~bayesvm.models.BlockModel.
-        log_density` over the reported variables as reported (Lebesgue on continuous ones,
-        with the Jacobian where ``q`` is stated in another parameterisation, counting measure
-        on indicators; a derived variable has none), so that ``log p - log q`` are the
-        importance weights of Yao, Vehtari, Simpson & Gelman (2018), :mod:`bayesvm.checks.pareto`.
-        A block that reports nothing adds 0 (an augmentation that the model's density
-        integrates out: its ``q`` factor, independent of the others', integrates to 1).
-        """
-        if self.var_names:
-            raise NotImplementedError(f"{type(self).__name__} does not state q's log density")
-        return 0.0
 
     def q_moments(self, params) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Exact mean and sd of each reported variable under ``q = params``, where ``q``'s
@@ -227,11 +156,7 @@ class Block:
         """Coordinates of dimensions :meth:`variational` adds beyond the model's."""
         return {}
 
-    # -- EM ---------------------------------------------------------------------------------
-    def mode(self, params):
-        """Statistics at the mode of the conditional (M-step; E-step: ``expected_stats``)."""
-        raise NotImplementedError
-
+    # -- EM (a ModeBlock: ``conditional``, ``mode``; a PenaltyBlock, an ExactMStepBlock) ----
     def log_density(self, stats: Stats) -> float:
         """Log of the factors the block owns at the current values (latent blocks: with
         themselves integrated out), up to a constant. EM's objective is the sum; with
@@ -240,35 +165,11 @@ class Block:
         """
         return 0.0
 
-    def penalty(self, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
-        """A prior block's ``-log`` prior of its segment at the current values, with any
-        latent block integrated out, as ``(quadratic, l1)``: per coefficient ``P_j`` and
-        ``L_j`` of ``sum_j P_j theta_j^2 / 2 + L_j |theta_j|`` (an exact M-step's input).
-        """
-        raise NotImplementedError
-
-    def accelerated_m_step(self, coefficients):
-        """A likelihood block's exact M-step for the block ``coefficients``, with this block
-        (and the priors' latent blocks, through :meth:`penalty`) integrated out:
-        ``m_step(stats) -> (coefficient statistics, n_released)``; None if it offers none.
-        """
-        return None
-
     def mode_stats(self, stats: Stats) -> dict[str, int]:
         """Counts that describe a mode, reported in EM's ``sample_stats``."""
         return {}
 
-    # -- the model's density -----------------------------------------------------------------
-    def point_stats(self, point: Mapping[str, np.ndarray], stats: Stats):
-        """The block's statistics at the canonical values ``point`` (one draw of the model's
-        posterior variables by name, as in ``idata.posterior``), given those of the blocks
-        before it. A block that reports nothing is an augmentation that :meth:`log_density`
-        integrates out: it has no statistics (None) unless it says otherwise.
-        """
-        if self.var_names:
-            raise NotImplementedError(f"{type(self).__name__} gives no statistics at a point")
-        return None
-
+    # -- the model's density (a PointBlock: ``point_stats``) --------------------------------
     def batched(self, points: Sequence[Mapping[str, np.ndarray]]) -> AbstractContextManager:
         """A context in which :meth:`point_stats` at each of ``points`` may reuse work done for
         all of them at once (:meth:`bayesvm.models.BlockModel.log_densities`): none here.
@@ -305,20 +206,6 @@ class Block:
         ``variables`` (blocks that PyMC integrates out, such as augmentations, declare
         nothing).
         """
-
-
-def block_drivers(blocks) -> list[str]:
-    """The drivers every block supports, in the order of :data:`DRIVERS`; ``"rj"``,
-    reversible jump, where a block offers trans-dimensional moves (:meth:`Block.jump_step`) and
-    every block can be drawn by Gibbs; and ``"svi"``, stochastic VI, where every block says
-    so (its global blocks offer natural parameters, its latent ones a minibatch ``scale``).
-    """
-    drivers = [driver for driver in DRIVERS if all(driver in block.drivers for block in blocks)]
-    if "gibbs" in drivers and any("rj" in block.drivers for block in blocks):
-        drivers.append("rj")
-    if all("svi" in block.drivers for block in blocks):
-        drivers.append("svi")
-    return drivers
 
 
 def dispersed_start(blocks, rng: np.random.Generator) -> dict:

@@ -243,7 +243,7 @@ class GaussianCoefficients(Block):
 
     def penalties(self, stats) -> tuple[np.ndarray, np.ndarray]:
         """``(P, L)`` of every coefficient: the segments' priors' :meth:`~bayesvm.blocks.
-        Block.penalty` at the current values.
+        PenaltyBlock.penalty` at the current values.
         """
         parts = [s.prior.penalty(stats) for s in self.segments]
         return (

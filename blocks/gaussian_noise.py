@@ -58,7 +58,6 @@ class GaussianNoise(Block):
     """
 
     name = "gaussian"
-    drivers = frozenset({"gibbs", "vb"})
 
     def __init__(
         self,

@@ -28,7 +28,13 @@ from scipy.special import digamma, gammaln
 
 from bayesvm.blocks.base import Block
 
-__all__ = ["FixedPrecision", "GammaPrecision", "PriorStats", "PRECISION_STARTS"]
+__all__ = [
+    "FixedPrecision",
+    "GammaPrecision",
+    "MixedGammaPrecision",
+    "PriorStats",
+    "PRECISION_STARTS",
+]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -56,7 +62,6 @@ class FixedPrecision(Block):
     """``theta_s ~ N(0, diag(1 / precision))`` with a known precision (no variables)."""
 
     learned = False
-    drivers = frozenset({"gibbs", "vb", "em", "svi"})
 
     def __init__(self, name: str, precision: np.ndarray, coefficients: str, segment: slice):
         self.name = name
@@ -171,7 +176,7 @@ class GammaPrecision(Block):
         Name of a scale-mixture block (:class:`~bayesvm.blocks.laplace.LaplaceMixing`) whose
         ``value`` ``b_j`` multiplies each coefficient's precision: ``theta_j ~ N(0, c_j^2 /
         (lambda b_j))``. That block is then the segment's prior and owns its factor; this one
-        owns the hyperprior of ``lambda`` only.
+        owns the hyperprior of ``lambda`` only (build :class:`MixedGammaPrecision` then).
     interweave : bool
         Gibbs also redraws the scale ``lambda^-1/2`` in the ancillary parameterisation
         ``z = sqrt(lambda) theta_s / c`` after each draw of the coefficients
@@ -217,8 +222,6 @@ class GammaPrecision(Block):
         self.starts = starts
         self.q_names = q_names
         self.mixing = mixing
-        if mixing is not None:
-            self.drivers = frozenset({"gibbs", "vb"})
         n_groups = self.size if ard else 1
         self.n_groups = n_groups
         self.multiplicity = 1.0 if ard else float(self.size)  # coefficients sharing a lambda
@@ -455,3 +458,12 @@ class GammaPrecision(Block):
             z = pm.Normal(f"{name}_standardized", 0.0, 1.0, dims=dims)
             return pm.Deterministic(name, sd * z, dims=dims)
         return pm.Normal(name, 0.0, sigma=sd, dims=dims)
+
+
+class MixedGammaPrecision(GammaPrecision):
+    """:class:`GammaPrecision` under a ``mixing`` block (Luts-Ormerod section 3.2's
+    ``v_k | b_k, sigma2_u ~ N(0, sigma2_u / b_k)``): Gibbs and VB only, as the papers fit it;
+    EM is not offered (no M-step).
+    """
+
+    mode = None

@@ -38,7 +38,7 @@ from bayesvm.blocks.design import DenseDesign, DenseGaussian
 from bayesvm.blocks.gaussian_priors import FixedPrecision
 from bayesvm.linalg import triangular_solve
 
-__all__ = ["GPValues"]
+__all__ = ["GPValues", "InducingGPValues", "gp_values"]
 
 
 class GPValues(GaussianCoefficients):
@@ -80,8 +80,6 @@ class GPValues(GaussianCoefficients):
         self.dims = {var_name: [dim]}
         self.var_name, self.dim = var_name, dim
         self.exact = not np.any(residual_variance > 0.0)
-        # Gibbs, EM and NUTS need the full GP: with inducing points (8) is a bound, no model.
-        self.drivers = frozenset({"gibbs", "vb", "em", "svi"} if self.exact else {"vb", "svi"})
 
     def expected_stats(self, params: GaussianConditional) -> CoefficientStats:
         """Moments under ``q(v)``; ``Var f_i`` adds ``kt_i`` (eq. 6)."""
@@ -127,9 +125,7 @@ class GPValues(GaussianCoefficients):
         """Coordinates of the covariance's second dimension."""
         return {f"{self.dim}_": np.arange(self.whitening.shape[0])}
 
-    # -- SVI --------------------------------------------------------------------------------
-    natural_gradient = True
-
+    # -- SVI (a NaturalGradientBlock) --------------------------------------------------------
     def initial_natural(self) -> tuple[np.ndarray, np.ndarray]:
         """The prior ``q(v) = N(0, I)`` (Algorithm 1 line 2)."""
         size = self.whitening.shape[0]
@@ -197,3 +193,21 @@ class GPValues(GaussianCoefficients):
         variables["f"] = pt.dot(self.design.matrix, v)
         values = variables["f"] if self.var_name == "f" else pt.dot(self.whitening, v)
         variables[self.var_name] = pm.Deterministic(self.var_name, values, dims=self.dim)
+
+
+class InducingGPValues(GPValues):
+    """:class:`GPValues` at inducing points on rows that are not all among them: there the
+    bound (8) is no model's posterior, with no conditional to draw from or maximise, so
+    Gibbs, EM and NUTS need the full GP (VB and stochastic VI only).
+    """
+
+    sample = mode = None
+
+
+def gp_values(features, residual_variance, whitening, var_name: str, dim: str) -> GPValues:
+    """The GP's coefficient block on some rows: :class:`InducingGPValues` where any row has
+    a residual variance ``kt_i > 0``, else the full GP's :class:`GPValues`.
+    """
+    exact = not np.any(residual_variance > 0.0)
+    block = GPValues if exact else InducingGPValues
+    return block(features, residual_variance, whitening, var_name, dim)

@@ -85,7 +85,6 @@ class HingeAugmentation(Block):
 
     name = "hinge"
     latent = True
-    drivers = frozenset({"gibbs", "vb", "em", "svi"})
 
     def __init__(self, y: np.ndarray, coefficients: str = "theta", scale: float = 1.0):
         self.y = y
@@ -198,7 +197,7 @@ class HingeAugmentation(Block):
 
     def accelerated_m_step(self, coefficients):
         """The exact M-step on ``coefficients``' dense design, given the priors'
-        :meth:`~bayesvm.blocks.Block.penalty`: where the penalties have an L1 part (a lasso),
+        :meth:`~bayesvm.blocks.PenaltyBlock.penalty`: where the penalties have an L1 part (a lasso),
         the mode by the linear program of :mod:`bayesvm.blocks.hinge_lp`, which does not
         depend on the current value; otherwise the step of :mod:`bayesvm.blocks.hinge_mode`
         from it (support vectors as the equality constraints of Polson-Scott eq. (15), an

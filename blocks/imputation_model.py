@@ -70,7 +70,6 @@ class ImputationMean(Block):
     """``mu_x ~ N(0, sigma2_mu I)``, the mean of the rows (module docstring)."""
 
     name = "mu_x"
-    drivers = frozenset({"gibbs", "vb"})
     var_names = ("mu_x",)
 
     def __init__(self, D, sigma2_mu: float, *, dim: str, cells="x_mis", covariance="Sigma_x"):
@@ -172,7 +171,6 @@ class ImputationCovariance(Block):
     """
 
     name = "Sigma_x"
-    drivers = frozenset({"gibbs", "vb"})
     var_names = ("Sigma_x",)
     supports = {"Sigma_x": "covariance"}
 

@@ -107,7 +107,6 @@ class InclusionCoefficients(Block):
     """
 
     name = "theta"
-    drivers = frozenset({"gibbs", "vb", "rj"})
 
     def __init__(
         self,

@@ -71,7 +71,6 @@ class JaakkolaJordan(Block):
     """
 
     name = "jaakkola_jordan"
-    drivers = frozenset({"vb"})
     latent = True
 
     def __init__(self, y: np.ndarray, X: np.ndarray, prior: str, coefficients: str = "theta"):
@@ -204,7 +203,6 @@ class SequentialJaakkolaJordan(Block):
     """
 
     name = "w_xi"
-    drivers = frozenset({"vb"})
     var_names = ("w",)
 
     def __init__(self, design, y, prior_precision, coefficient_names, dim: str = "feature"):

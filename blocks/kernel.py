@@ -219,7 +219,6 @@ class KernelCoefficients(Block):
     """
 
     name = "theta"
-    drivers = frozenset({"gibbs", "vb", "rj"})
     var_names = ("intercept", "beta", "gamma")
     supports = {"gamma": "binary"}
     dims = {"beta": ["vector"], "gamma": ["vector"]}

@@ -57,7 +57,6 @@ class LaplaceScale(Block):
     """``t = 1/nu ~ Gamma(shape, rate)``: the learned scale of a Laplace prior."""
 
     name = "nu"
-    drivers = frozenset({"gibbs", "em"})
     learned = True
     var_names = ("nu",)
     supports = {"nu": "positive"}
@@ -167,8 +166,6 @@ class LaplaceMixing(Block):
         self.variance_block = variance_block
         self.inv_scale2 = 1.0 / self.scale**2
         self.log_2_scale_sum = float(np.sum(np.log(2.0 * self.scale)))
-        if variance_block is not None:
-            self.drivers = frozenset({"gibbs", "vb"})
         if report_name is not None:
             self.var_names = (report_name,)
             self.supports = {report_name: "positive"}

@@ -13,7 +13,7 @@ integrated out,
     ``log p(theta | rest, y) = -sum_j (P_j theta_j^2 / 2 + L_j |theta_j|) + log L(C theta)
     + const``,
 
-``(P, L)`` the priors' :meth:`~bayesvm.blocks.Block.penalty` (Gaussian precisions, and the
+``(P, L)`` the priors' :meth:`~bayesvm.blocks.PenaltyBlock.penalty` (Gaussian precisions, and the
 Laplace's ``1 / (nu c_j)`` with ``omega`` integrated out) and ``log L`` the pseudo-likelihood
 itself (``-2 sum_i max(0, 1 - y_i f_i)`` for the hinge, :meth:`~bayesvm.blocks.
 HingeAugmentation.log_likelihood_along`): one slice-sampling update

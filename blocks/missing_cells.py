@@ -153,9 +153,11 @@ class ImputedCoefficients(GaussianCoefficients):
         As for :class:`~bayesvm.blocks.GaussianCoefficients`.
     """
 
-    drivers = frozenset({"gibbs", "vb"})
     #: Its :meth:`conditional` takes no tilt: linear response VB is not offered here.
     takes_tilt = False
+    #: The inherited mode withdrawn: the missing-data model offers no EM (its imputation
+    #: blocks have no M-step), so no block of it claims one.
+    mode = None
 
     def __init__(self, design, cells: str, segments, likelihood, coefficient_names):
         super().__init__(design, segments, likelihood, coefficient_names)
@@ -278,7 +280,6 @@ class MissingCells(Block):
 
     name = "x_mis"
     latent = True
-    drivers = frozenset({"gibbs", "vb"})
     var_names = ("x_mis",)
 
     def __init__(

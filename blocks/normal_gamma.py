@@ -96,7 +96,6 @@ class NormalGammaCoefficients(Block):
     """
 
     name = "w_tau"
-    drivers = frozenset({"gibbs", "vb"})
     var_names = ("w", "tau")
     supports = {"tau": "positive"}
 

@@ -108,9 +108,11 @@ class NormalizedHinge(HingeAugmentation):
     """The hinge augmentation ``a_i`` of the normalised likelihood ``exp(-2 (1 - y_i f_i)_+) /
     Z(f_i)`` (module docstring): the hinge's draws of ``a`` given ``f`` are exact, the factor
     ``1 / Z`` is the Metropolis-Hastings correction of the blocks that move ``f``.
+
+    Gibbs alone: the hinge's mean-field ``q`` and exact M-step are not this likelihood's.
     """
 
-    drivers = frozenset({"gibbs"})
+    initial_stats = expected_stats = accelerated_m_step = None
 
     def log_density(self, stats) -> float:
         """``-2 sum_i (1 - y_i f_i)_+ - sum_i log Z(f_i)``: the likelihood, ``a`` integrated
@@ -145,8 +147,6 @@ class _CorrectedDraw(Block):
     proposal under the normalised likelihood (module docstring); everything else is the
     block's own.
     """
-
-    drivers = frozenset({"gibbs"})
 
     def __init__(self, block: Block):
         self.block = block

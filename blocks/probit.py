@@ -77,7 +77,6 @@ class ProbitAugmentation(Block):
 
     name = "probit"
     latent = True
-    drivers = frozenset({"gibbs", "vb"})
 
     def __init__(self, y: np.ndarray, coefficients: str = "theta", marginal=None):
         self.y = np.asarray(y, dtype=float)

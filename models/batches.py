@@ -10,11 +10,11 @@ in memory are a single chunk.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Minibatch", "RowSource", "is_dask_array"]
+__all__ = ["Minibatch", "MinibatchModel", "RowSource", "is_dask_array"]
 
 
 def is_dask_array(value) -> bool:
@@ -28,6 +28,21 @@ class Minibatch(NamedTuple):
     rows: np.ndarray
     X: np.ndarray
     y: np.ndarray
+
+
+@runtime_checkable
+class MinibatchModel(Protocol):
+    """A model that stochastic VI can fit (:mod:`bayesvm.vb.svi`): it streams minibatches
+    and builds its blocks on them.
+    """
+
+    def minibatches(self, batch_size: int, rng: np.random.Generator) -> Iterator[Minibatch]:
+        """Endless random minibatches of training rows (:class:`Minibatch`)."""
+
+    def batch_blocks(self, rows, X_rows, y_rows, scale: float = 1.0) -> list:
+        """The blocks on some rows, their likelihood counted ``scale`` times (a minibatch
+        stands for ``n / |S|`` copies of itself).
+        """
 
 
 class RowSource:

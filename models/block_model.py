@@ -1,14 +1,17 @@
-"""What every model composed of blocks derives from them: variables, PyMC model, methods."""
+"""What every model composed of blocks derives from them: variables, PyMC model, methods
+(what a fit predicts is :mod:`bayesvm.models.predictive`'s).
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from functools import cached_property
 
 import numpy as np
 
-from bayesvm.blocks import block_drivers
-from bayesvm.models.links import draw_labels
+from bayesvm.blocks import PointBlock, block_drivers
+from bayesvm.models.batches import MinibatchModel
 from bayesvm.models.validation import prediction_inputs
 
 __all__ = ["BlockModel"]
@@ -18,7 +21,7 @@ __all__ = ["BlockModel"]
 BATCH_BYTES = 32 << 20
 
 
-class BlockModel:
+class BlockModel(ABC):
     """A model stated once as its blocks (:mod:`bayesvm.blocks`); every backend reads them.
 
     A subclass builds :meth:`build_blocks` (the first block is the coefficient block, the
@@ -40,9 +43,9 @@ class BlockModel:
     #: by ML-II (none unless the model has hyperparameters to learn).
     default_learned: tuple[str, ...] = ()
 
+    @abstractmethod
     def build_blocks(self) -> list:
         """The model's blocks in visiting order (defined by each model)."""
-        raise NotImplementedError
 
     @cached_property
     def blocks(self) -> list:
@@ -56,22 +59,11 @@ class BlockModel:
         """
         return None
 
-    # -- stochastic VI (models whose blocks support "svi") -----------------------------------
-    def minibatches(self, batch_size: int, rng: np.random.Generator):
-        """Endless random minibatches of training rows, each with ``rows``, ``X`` and ``y``
-        (:class:`~bayesvm.models.batches.Minibatch`).
-        """
-        raise NotImplementedError
-
-    def batch_blocks(self, rows, X_rows, y_rows, scale: float = 1.0) -> list:
-        """The blocks on some rows, their likelihood counted ``scale`` times (a minibatch
-        stands for ``n / |S|`` copies of itself in stochastic VI).
-        """
-        raise NotImplementedError
-
+    # -- stochastic VI (a model that streams minibatches: batches.MinibatchModel) -----------
     def report_blocks(self) -> list:
-        """The blocks whose ``q`` a stochastic VI fit reports (:attr:`~bayesvm.blocks.Block.
-        natural_gradient`'s ``q`` does not depend on the rows): the model's blocks.
+        """The blocks whose ``q`` a stochastic VI fit reports (a
+        :class:`~bayesvm.blocks.NaturalGradientBlock`'s ``q`` does not depend on the rows):
+        the model's blocks.
         """
         return self.blocks
 
@@ -83,13 +75,6 @@ class BlockModel:
     def with_hyperparameters(self, **values: float) -> BlockModel:
         """The same model at other :attr:`hyperparameters` (ML-II's result)."""
         raise ValueError(f"{type(self).__name__} has no hyperparameters to learn")
-
-    def hyperparameter_gradient(self, batch, blocks, params, stats) -> np.ndarray:
-        """Gradient of the variational bound in the log :attr:`hyperparameters` (in their
-        order) on the rows of ``batch``, with ``q`` held at the blocks' ``params`` and
-        statistics ``stats`` (``blocks``: :meth:`batch_blocks` of the batch).
-        """
-        raise NotImplementedError
 
     def transfer_natural(self, natural: dict, blocks, model: BlockModel) -> dict:
         """The natural parameters ``natural`` of the global blocks (``blocks``, this model's)
@@ -138,8 +123,13 @@ class BlockModel:
 
     @property
     def drivers(self) -> list[str]:
-        """The drivers every block supports ("gibbs", "vb", "em")."""
-        return block_drivers(self.blocks)
+        """The drivers the blocks support (:func:`~bayesvm.blocks.block_drivers`), without
+        ``"svi"`` where the model does not stream minibatches.
+        """
+        drivers = block_drivers(self.blocks)
+        if isinstance(self, MinibatchModel):
+            return drivers
+        return [driver for driver in drivers if driver != "svi"]
 
     @property
     def learned(self) -> bool:
@@ -167,7 +157,7 @@ class BlockModel:
 
         It is the sum of the blocks' :meth:`~bayesvm.blocks.Block.log_density` and
         :meth:`~bayesvm.blocks.Block.log_jacobian` at their statistics at ``point``
-        (:meth:`~bayesvm.blocks.Block.point_stats`), the factors EM maximises; :meth:`to_pymc`
+        (:meth:`~bayesvm.blocks.PointBlock.point_stats`), the factors EM maximises; :meth:`to_pymc`
         states the same density in PyMC's variables (shown equal up to a constant for every
         model by the test suite, with :meth:`pymc_log_jacobian`).
         """
@@ -204,7 +194,7 @@ class BlockModel:
 
     def stats_at(self, point, rng: np.random.Generator | None = None) -> dict:
         """Every block's statistics at the canonical values ``point``
-        (:meth:`~bayesvm.blocks.Block.point_stats`), in visiting order; an augmentation has
+        (:meth:`~bayesvm.blocks.PointBlock.point_stats`), in visiting order; an augmentation has
         none (None), or with ``rng`` a dispersed value given the others (a start of VB).
         """
         return self._stats_of(self.point_values(point), rng)
@@ -212,11 +202,18 @@ class BlockModel:
     def _stats_of(self, values: dict, rng: np.random.Generator | None = None) -> dict:
         """:meth:`stats_at` at values :meth:`point_values` has checked."""
         stats: dict = {}
-        for block in self.blocks:
-            stats[block.name] = block.point_stats(values, stats)
+        for block, at_point in self._point_blocks:
+            stats[block.name] = block.point_stats(values, stats) if at_point else None
             if stats[block.name] is None and rng is not None:
                 stats[block.name] = block.initial_value(stats, rng)
         return stats
+
+    @cached_property
+    def _point_blocks(self) -> list[tuple]:
+        """Each block and whether it has statistics at a point (a
+        :class:`~bayesvm.blocks.PointBlock`; the others are augmentations), checked once.
+        """
+        return [(block, isinstance(block, PointBlock)) for block in self.blocks]
 
     @property
     def supports(self) -> dict[str, str]:
@@ -312,65 +309,3 @@ class BlockModel:
         the ones before it declared): the blocks' order.
         """
         return self.blocks
-
-    # -- predictions (Fit delegates here; a model overrides what it offers) -----------------
-    def predictor(self, X_new, theta, **kwargs):
-        """The linear predictor at new inputs for coefficients ``theta`` (``(..., K)``)."""
-        raise NotImplementedError
-
-    def decision_function(self, fit, X_new, **kwargs):
-        """Posterior mean of the linear predictor at new inputs: :meth:`predictor` at the
-        coefficients' posterior means (``f`` is linear in them).
-        """
-        return self.predictor(X_new, np.concatenate(fit.coefficient_means()), **kwargs)
-
-    def predict(self, fit, X_new, **kwargs):
-        """Point predictions of ``fit`` at new inputs."""
-        raise NotImplementedError
-
-    def predict_proba(self, fit, X_new, max_draws: int = 1000, **kwargs):
-        """Class probabilities (classifiers only)."""
-        raise ValueError(
-            f"{type(self).__name__} is a regression: it has no class probabilities; "
-            "use predictive_interval"
-        )
-
-    def predictive(self, fit, X_new):
-        """Closed-form predictive density (regressions only)."""
-        raise ValueError(
-            f"{type(self).__name__} is a classifier: it has no predictive density of y; "
-            "use predict_proba"
-        )
-
-    predictive_interval = predictive
-
-    def training_log_probability(self, fit, labels) -> np.ndarray:
-        """``log p(y_i = labels_i)`` at each training row given each posterior draw of ``fit``
-        (chains pooled): shape ``(draws, n_samples)``; ``labels`` -1/+1, a scalar or one per
-        row (classifiers; defined by each, in log space so that a probability that underflows
-        keeps its logarithm).
-        """
-        raise NotImplementedError
-
-    def training_probabilities(self, fit) -> np.ndarray:
-        """``p(y_i = +1)`` at each training row given each posterior draw of ``fit`` (chains
-        pooled): shape ``(draws, n_samples)``.
-        """
-        return np.exp(self.training_log_probability(fit, 1))
-
-    def training_log_likelihood(self, fit) -> np.ndarray:
-        """``log p(y_i | theta)`` of each training label given each posterior draw ``theta``
-        of ``fit`` (chains pooled): shape ``(draws, n_samples)``, the pointwise log likelihood
-        ArviZ's ``loo``, ``waic`` and ``compare`` read (:func:`bayesvm.results.
-        add_log_likelihood`). A classifier's is the likelihood its predictions use: for the
-        hinge models the pseudo-likelihood normalised over the two labels, a predictive score
-        rather than the pseudo-likelihood the posterior conditions on.
-        """
-        return self.training_log_probability(fit, self.y)
-
-    def replicate(self, fit, rng: np.random.Generator) -> np.ndarray:
-        """``y`` replicated at the training rows, one row per posterior draw of ``fit`` (chains
-        pooled), shape ``(draws, n_samples)``: for a classifier, labels -1/+1 drawn with
-        :meth:`training_probabilities` (:func:`bayesvm.results.add_posterior_predictive`).
-        """
-        return draw_labels(self.training_probabilities(fit), rng)

@@ -31,13 +31,14 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from bayesvm.blocks import HingeAugmentation, block_drivers
-from bayesvm.blocks.gp import GPValues
+from bayesvm.blocks.gp import gp_values
 from bayesvm.linalg import automatic_threads, cholesky_lower, triangular_solve
 from bayesvm.models.batches import RowSource, is_dask_array
 from bayesvm.models.block_model import BlockModel
 from bayesvm.models.gp_hyperparameters import hyperparameter_objective
 from bayesvm.models.kernels import mean_distance, rbf_kernel
 from bayesvm.models.linear_predictor import frame_to_arrays
+from bayesvm.models.predictive import ClassPredictions
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
@@ -77,7 +78,7 @@ def select_inducing(X: np.ndarray, m: int, method: str, rng: np.random.Generator
 
 
 @dataclass(frozen=True, eq=False)
-class GPSVM(BlockModel):
+class GPSVM(ClassPredictions, BlockModel):
     """Bayesian nonlinear SVM with a GP prior, full or with inducing points.
 
     Build it with :meth:`from_arrays`, :meth:`from_frame` or (data on disk) :meth:`from_dask`.
@@ -358,7 +359,7 @@ class GPSVM(BlockModel):
         """
         features, residual = self.features(X_rows, rows)
         dim = "obs_id" if self.full else "inducing"
-        values = GPValues(features, residual, self.whitening, self.var_name, dim)
+        values = gp_values(features, residual, self.whitening, self.var_name, dim)
         return [values, values.prior, HingeAugmentation(y_rows, scale=scale)]
 
     def report_blocks(self) -> list:

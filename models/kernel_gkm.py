@@ -62,6 +62,7 @@ from bayesvm.models.links import (
     gaussian_log_likelihood,
     log_normalized_pseudo_likelihood,
 )
+from bayesvm.models.predictive import ClassPredictions, no_class_probabilities
 from bayesvm.models.validation import (
     as_design,
     check_positive_finite,
@@ -108,7 +109,7 @@ REGRESSION_SWEEPS = {"draws": 1000, "tune": 1000, "thin": 3}
 
 
 @dataclass(frozen=True, eq=False)
-class KernelGKM(BlockModel):
+class KernelGKM(ClassPredictions, BlockModel):
     """Bayesian generalized kernel model: probit (the paper's), hinge or Gaussian likelihood.
 
     Build it with :meth:`from_arrays` or :meth:`from_frame`.
@@ -440,7 +441,7 @@ class KernelGKM(BlockModel):
         ``Phi(+-f)`` (probit) or the normalised hinge pseudo-likelihood.
         """
         if self.likelihood == "gaussian":
-            return super().predict_proba(fit, X_new, max_draws)
+            no_class_probabilities(self)
         f = self._predictor_draws(fit, self.kernel_between(X_new), max_draws)
         if self.likelihood == "hinge":
             return class_probabilities(f)
@@ -455,7 +456,7 @@ class KernelGKM(BlockModel):
         normalised ``L~_i`` after eq. 3; Sollich 2001). A regression has none (``ValueError``).
         """
         if self.likelihood == "gaussian":
-            return super().predict_proba(fit, self.X)
+            no_class_probabilities(self)
         f = self._predictor_draws(fit, self.kernel_matrix, None)
         if self.likelihood == "hinge":
             return log_normalized_pseudo_likelihood(f, labels)

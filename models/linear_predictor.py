@@ -21,6 +21,7 @@ from bayesvm.models.block_model import BlockModel
 from bayesvm.models.identification import design_problems, is_separable, warn_if_not_identified
 from bayesvm.models.links import class_probabilities, log_normalized_pseudo_likelihood
 from bayesvm.models.penalties import Penalty
+from bayesvm.models.predictive import ClassPredictions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +30,7 @@ __all__ = ["LinearPredictorSVM", "frame_to_arrays"]
 
 
 @dataclass(frozen=True, eq=False)
-class LinearPredictorSVM(BlockModel):
+class LinearPredictorSVM(ClassPredictions, BlockModel):
     """A Bayesian SVM whose linear predictor is ``X beta + Z u``.
 
     Attributes
@@ -199,13 +200,11 @@ class LinearPredictorSVM(BlockModel):
         """``X_new``'s columns by name: the penalised features ``effect_names``."""
         return {"X_new": list(self.effect_names)}
 
-    def design_for(self, X_new, **kwargs) -> DenseDesign | GroupedDesign:
-        """The design of new inputs (defined by each model)."""
-        raise NotImplementedError
-
     def predictor(self, X_new, theta, **kwargs) -> np.ndarray:
         """``f = X beta + Z u`` at new inputs for ``theta`` of shape ``(..., K)``; keyword
-        arguments (e.g. ``groups=``) go to :meth:`design_for`.
+        arguments (e.g. ``groups=``) go to the model's ``design_for(X_new, **kwargs)``, the
+        design of new inputs (a model whose design is not fixed by the inputs overrides this
+        method instead: the missing-data model).
         """
         return self.design_for(X_new, **kwargs).predictor(theta)
 

@@ -17,13 +17,14 @@ import numpy as np
 from bayesvm.blocks import FixedPrecision, NormalGammaCoefficients
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.links import central_tails, draw_responses, gaussian_log_likelihood
+from bayesvm.models.predictive import ResponsePredictions
 from bayesvm.models.validation import check_positive_finite, design_and_names, real_response
 
 __all__ = ["LinearRegression"]
 
 
 @dataclass(frozen=True, eq=False)
-class LinearRegression(FeatureModel):
+class LinearRegression(ResponsePredictions, FeatureModel):
     """Linear regression with (optionally ARD) shrinkage hyperprior.
 
     Build it with :meth:`from_arrays`. Posterior variables: ``w`` (dim ``feature``), ``tau``

@@ -24,6 +24,7 @@ from bayesvm.blocks import (
 from bayesvm.blocks.design import DenseDesign
 from bayesvm.models.feature_model import FeatureModel
 from bayesvm.models.links import log_sigmoid
+from bayesvm.models.predictive import ClassPredictions
 from bayesvm.models.validation import (
     check_positive_finite,
     design_and_names,
@@ -37,7 +38,7 @@ PREDICTIVE_ITERATIONS = 100
 
 
 @dataclass(frozen=True, eq=False)
-class LogisticRegression(FeatureModel):
+class LogisticRegression(ClassPredictions, FeatureModel):
     """Logistic regression with a shared or ARD shrinkage hyperprior, or a fixed prior.
 
     Posterior variables: ``w`` (dim ``feature``) and, with the hyperprior, ``alpha`` (scalar, or

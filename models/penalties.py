@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 
 from bayesvm.blocks import FixedPrecision, GammaPrecision
+from bayesvm.blocks.gaussian_priors import MixedGammaPrecision
 from bayesvm.blocks.laplace import LaplaceMixing, LaplaceScale
 
 __all__ = ["FixedGaussian", "LearnedGaussian", "Laplace", "LaplaceSlab", "Penalty"]
@@ -70,7 +71,8 @@ class LearnedGaussian:
         :class:`~bayesvm.blocks.GammaPrecision`). VB starts from ``E[1/s2] = 1``
         (Luts-Ormerod Algorithms 2-3); ECME takes the mode of ``s2`` (Polson-Scott 3.3).
         """
-        return GammaPrecision(
+        block = GammaPrecision if mixing is None else MixedGammaPrecision
+        return block(
             name,
             shape=self.shape,
             rate=self.rate,

@@ -92,6 +92,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from bayesvm.blocks import ExactMStepBlock
 from bayesvm.drivers import run_ascent
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
@@ -133,8 +134,8 @@ def make_em_step(model, accelerate: bool = True):
     priors = [block for block in blocks[1:] if not block.latent]
     exact_m_step = None
     if accelerate:
-        offered = (block.accelerated_m_step(coefficients) for block in latent)
-        exact_m_step = next((m_step for m_step in offered if m_step is not None), None)
+        offering = (block for block in latent if isinstance(block, ExactMStepBlock))
+        exact_m_step = next((block.accelerated_m_step(coefficients) for block in offering), None)
 
     def maximise_priors(stats: dict) -> dict:
         for block in priors:

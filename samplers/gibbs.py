@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 
-from bayesvm.blocks import dispersed_start
+from bayesvm.blocks import JumpBlock, dispersed_start
 from bayesvm.drivers import run_mcmc
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit
@@ -29,7 +29,8 @@ __all__ = ["fit_gibbs", "fit_rj", "make_gibbs_kernel"]
 def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     """``(init, step, record)`` over ``blocks`` for :func:`bayesvm.drivers.run_mcmc`.
 
-    With ``jumps``, a block offering trans-dimensional moves (``"rj"`` in its drivers) makes
+    With ``jumps``, a block offering trans-dimensional moves (a
+    :class:`~bayesvm.blocks.JumpBlock`) makes
     ``moves`` of them per sweep (:meth:`~bayesvm.blocks.Block.jump_step`) instead of its Gibbs
     update, followed by its :meth:`~bayesvm.blocks.Block.jump_moves` (e.g. the kernel model's
     jumps with the probit's ``s`` integrated out, :mod:`bayesvm.blocks.laplace_jump`).
@@ -43,7 +44,7 @@ def make_gibbs_kernel(blocks, jumps: bool = False, moves: int | None = None):
     sweep = []
     for position, block in enumerate(blocks):
         sweep.append(_block_update(block, jumps, moves))
-        if jumps and "rj" in block.drivers:
+        if jumps and isinstance(block, JumpBlock):
             sweep.extend(move.step for move in block.jump_moves(by_name))
         following = blocks[position + 1].name if position + 1 < len(blocks) else None
         for move in block.gibbs_moves(by_name):
@@ -78,7 +79,7 @@ def _block_update(block, jumps: bool, moves: int | None):
     Metropolis-Hastings step and its acceptance), or its trans-dimensional moves (``jumps``)
     and their info.
     """
-    if jumps and "rj" in block.drivers:
+    if jumps and isinstance(block, JumpBlock):
 
         def jump(stats, rng):
             value, info = block.jump_step(block.conditional(stats), rng, moves=moves)

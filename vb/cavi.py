@@ -347,7 +347,7 @@ def _model_starts(model, options: dict) -> list[dict]:
 def _extra_starts(model, starts) -> list[dict]:
     """Every block's statistics at each start of :func:`fit_vb`'s ``starts`` beyond the
     papers': at dispersed values (an int), or at given points (the blocks'
-    :meth:`~bayesvm.blocks.Block.point_stats`, latent blocks at a dispersed value given them).
+    :meth:`~bayesvm.blocks.PointBlock.point_stats`, latent blocks at a dispersed value given them).
     """
     blocks = model.blocks
     if isinstance(starts, (int, np.integer)) and not isinstance(starts, bool):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesvm.blocks import NaturalGradientBlock
 from bayesvm.checks.pareto import check_q
 from bayesvm.drivers import Interruption, Progress
 from bayesvm.registry import block_driver, register
@@ -135,7 +136,11 @@ def fit_svi(
             batch = next(batches)
             blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
             if natural is None:
-                natural = {b.name: b.initial_natural() for b in blocks if b.natural_gradient}
+                natural = {
+                    b.name: b.initial_natural()
+                    for b in blocks
+                    if isinstance(b, NaturalGradientBlock)
+                }
             params, stats = _local_step(blocks, natural)
             period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
             rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa

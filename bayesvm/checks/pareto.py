@@ -13,7 +13,7 @@ With ``S`` draws the threshold is ArviZ's ``min(1 - 1 / log10 S, 0.7)``
 
 ``p`` is the model's density over every reported variable
 (:meth:`~bayesvm.models.BlockModel.log_density`, augmentation variables integrated out) and
-``log q`` the sum of the blocks' :meth:`~bayesvm.blocks.Block.q_log_density` in the same
+``log q`` the sum of the blocks' :meth:`~bayesvm.blocks.QDensityBlock.q_log_density` in the same
 variables and measure; both are known up to constants, which do not change ``k``. Where ``q``
 is the posterior (Drugowitsch's regression with a fixed prior precision: the normal-gamma
 ``q`` is exact) the log ratios are one constant up to round-off and PSIS has no tail to fit:
@@ -119,7 +119,8 @@ def check_q(model, fitted, posterior: dict) -> QCheck:
         )
     log_q = np.zeros(size)
     for block, params in fitted:
-        log_q += block.q_log_density(params, draws)
+        if block.var_names:  # a block reporting nothing is integrated out: it adds 0
+            log_q += block.q_log_density(params, draws)
     log_p = model.log_densities(draws)
     log_weights = log_p - log_q
     magnitude = 1.0 + np.max(np.abs(log_p[np.isfinite(log_p)]), initial=0.0)

@@ -243,7 +243,7 @@ def inclusion_block(X, y, inv_a, rho: float, update: str):
 
 @pytest.mark.parametrize("update", ["collapsed", "conditional", "rj"])
 def test_the_blocks_updates_leave_the_model_posterior_invariant(update):
-    """``sample`` (eq. 17's collapsed update, or App. B's given ``theta``) and ``jump``: the
+    """``sample`` (eq. 17's collapsed update, or App. B's given ``theta``) and ``jump_step``: the
     ``gamma`` they return. For App. B's update, ``theta`` is drawn given the start's
     ``gamma`` inside the update, so the pair starts from its joint posterior too.
     """
@@ -253,7 +253,12 @@ def test_the_blocks_updates_leave_the_model_posterior_invariant(update):
     starts = stationary_starts(probabilities, seed=18)
     models = all_models(6)
     rng = np.random.default_rng(19)
-    move = block.jump if update == "rj" else block.sample
+
+    def move(params, rng):
+        if update == "rj":
+            return block.jump_step(params, rng)[0]
+        return block.sample(params, rng)
+
     ends = np.array(
         [
             model_index(move(params._replace(inclusion=models[start]), rng).inclusion)[0]
