@@ -23,6 +23,7 @@ them the module's ``run``, the same function for every study:
 from __future__ import annotations
 
 import inspect
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesvm.case_studies.reporting import run_description
+from bayesvm.case_studies.reporting import machine_description, run_description
 from bayesvm.case_studies.runner import (
     Task,
     check_methods,
@@ -47,8 +48,20 @@ from bayesvm.files import (
     write_text,
 )
 from bayesvm.interrupts import interrupts_end_fits
+from bayesvm.version import __version__
 
-__all__ = ["OptionNotTakenError", "RunOptions", "Study", "StudyRun", "keyed_task"]
+__all__ = [
+    "OptionNotTakenError",
+    "RunOptions",
+    "Study",
+    "StudyRun",
+    "keyed_task",
+    "RUN_RECORD_NAME",
+]
+
+#: The file of a run's record (:meth:`StudyRun.record`), written beside ``report.md``; the
+#: records of full runs are what ``docs/results/studies.json`` holds and the README quotes.
+RUN_RECORD_NAME = "run.json"
 
 _RUN_DOC = """{summary}
 
@@ -281,6 +294,8 @@ class Study:
                 prepared.prepare_folder()
                 results, report = execute(prepared)
                 write_text(prepared.out_dir / REPORT_NAME, report)
+                record = json.dumps(prepared.record(), indent=1, default=str)
+                write_text(prepared.out_dir / RUN_RECORD_NAME, record + "\n")
             return results
 
         run.__module__ = execute.__module__
@@ -377,6 +392,36 @@ class StudyRun:
             path = self.out_dir / name
             if path.exists() and (path.is_dir() or path.stat().st_size):
                 check_resume_settings(path, self.settings)
+
+    @property
+    def full(self) -> bool:
+        """Whether this is the study's full run: the paper's protocol, with every method and
+        data set the study runs by default.
+        """
+        study = self.study
+        return (
+            not self.quick
+            and self.protocol == study.paper_protocol
+            and set(self.methods) == set(study.default_methods or study.methods)
+            and (study.benchmarks is None or set(self.benchmarks) == set(study.benchmarks))
+        )
+
+    def record(self) -> dict:
+        """What the run was and how long it took (``run.json``): the study, whether it was the
+        full run, its wall time so far, where it ran, the version and the settings its
+        results depend on.
+        """
+        return {
+            "study": self.study.name,
+            "full": self.full,
+            "wall_s": round(time.perf_counter() - self.start, 1),
+            "workers": self.workers,
+            "scheduler": None if self.scheduler is None else str(self.scheduler),
+            "resumed": self.resume,
+            "machine": machine_description(),
+            "bayesvm": __version__,
+            "settings": self.settings,
+        }
 
     def run_line(self) -> str:
         """Where the run took place and its wall time so far, for the report."""

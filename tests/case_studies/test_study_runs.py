@@ -1,6 +1,7 @@
 """A study run keeps what earlier runs wrote, and Ctrl-C stops it in one line, rows kept."""
 
 import importlib
+import json
 import os
 import signal
 import subprocess
@@ -72,6 +73,19 @@ def slow_study(tmp_path, monkeypatch):
 
 def folder_state(folder) -> dict:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_a_run_records_what_it_was_and_how_long_it_took(slow_study, tmp_path):
+    """``run.json``: what ``docs/results/studies.json`` keeps of each study's full run."""
+    slow_study.run(tmp_path / "full", progressbar=False)
+    slow_study.run(tmp_path / "quick", quick=True, progressbar=False)
+    full, quick = (
+        json.loads((tmp_path / name / "run.json").read_text()) for name in ("full", "quick")
+    )
+    assert full["full"] and not quick["full"]
+    assert full["study"] == "slow" and full["wall_s"] >= 0.0 and not full["resumed"]
+    settings = json.loads((tmp_path / "full" / "slow.settings.json").read_text())
+    assert settings == {**full["settings"], "bayesvm_version": full["bayesvm"]}
 
 
 def test_a_folder_with_earlier_results_is_refused_unless_resumed_or_replaced(

@@ -1,5 +1,6 @@
 """The README's methods table is what ``bayesvm.methods`` says of each model it names."""
 
+import json
 import re
 from pathlib import Path
 
@@ -64,3 +65,37 @@ def test_each_row_of_the_methods_table_is_what_methods_gives():
     for row, methods in methods_table().items():
         for model in ROWS[row]:
             assert set(bayesvm.methods(model)) == methods, (row, type(model).__name__)
+
+
+#: The records of the studies' full runs (``run.json`` of each, ``bayesvm.case_studies.study``).
+STUDY_RECORDS = README.parent / "docs" / "results" / "studies.json"
+
+
+def wall_time(seconds: float) -> str:
+    """A full run's wall time as the README gives it: minutes below an hour, else hours."""
+    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
+
+
+def study_table() -> dict[str, dict[str, str]]:
+    """The README's table of full runs: each row's cells by column, keyed by the study."""
+    lines = [line for line in README.read_text().splitlines() if line.startswith("| ")]
+    header = next(line for line in lines if line.startswith("| study | full run"))
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    rows = {}
+    for line in lines[lines.index(header) + 1 :]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) != len(columns):
+            break
+        if not re.fullmatch(r"-+", cells[0]):
+            rows[re.match(r"`(\w+)`", cells[0]).group(1)] = dict(zip(columns, cells, strict=True))
+    return rows
+
+
+def test_the_full_run_times_are_those_of_the_run_records():
+    records = json.loads(STUDY_RECORDS.read_text())
+    table = study_table()
+    assert sorted(table) == sorted(records)
+    for study, record in records.items():
+        assert record["study"] == study and record["full"] and not record["resumed"]
+        measured = table[study]["how we know"] == "measured"
+        assert measured and table[study]["full run"] == wall_time(record["wall_s"]), study
