@@ -1,13 +1,16 @@
-"""The two drivers every backend runs on (BlackJAX/NumPyro style: kernels are pure steps).
+"""The drivers every backend runs on (BlackJAX/NumPyro style: kernels are pure steps).
 
 * :func:`run_ascent` iterates a VB or EM ``step(state) -> (state, info)`` (``info`` the
   objective, or holding it), records the objective trace and the steps' infos, stops when its
   increase falls below ``tol`` and raises if it decreases.
+* :func:`run_stochastic_ascent` iterates a stochastic VI ``step(state, t) -> (state,
+  estimate)``, averages the noisy estimates of the objective between checks and stops when
+  ``q``'s mean settles.
 * :func:`run_mcmc` runs chains of a Gibbs ``step(state, rng) -> (state, info)``, records draws
   and the steps' diagnostics ``info`` after ``tune`` warm-up iterations, shows progress, and
   keeps the draws made so far when interrupted (Ctrl-C).
 
-Both keep what they have on Ctrl-C, and so do SVI and NUTS, except inside
+All keep what they have on Ctrl-C, and so does NUTS, except inside
 :func:`bayesvm.interrupts.interrupts_end_fits`, where Ctrl-C ends the fit with
 ``KeyboardInterrupt``: a case study's task must stop, not go on with a fit cut short.
 """
@@ -28,8 +31,10 @@ __all__ = [
     "BoundDecreasedError",
     "run_ascent",
     "run_ascent_from",
+    "run_stochastic_ascent",
     "run_mcmc",
     "AscentResult",
+    "StochasticResult",
     "McmcResult",
     "Progress",
 ]
@@ -187,6 +192,65 @@ def run_ascent_from(
 
 #: Sweeps between two updates of a sampler's progress bar.
 PROGRESS_EVERY = 250
+
+
+@dataclass
+class StochasticResult:
+    """State of a stochastic ascent and its objective's estimates, averaged over each period
+    between checks (``trace``); ``steps`` counts the steps completed.
+    """
+
+    state: object
+    trace: np.ndarray
+    steps: int
+    converged: bool
+    interrupted: bool = False
+
+
+def run_stochastic_ascent(
+    state,
+    step: Callable,
+    *,
+    location: Callable,
+    tol: float,
+    max_iter: int,
+    check_every: int,
+    progressbar: bool = False,
+    description: str = "svi",
+) -> StochasticResult:
+    """Iterate a stochastic ascent ``step(state, t) -> (state, estimate)`` (``t`` = 1, 2, ...;
+    ``estimate`` a noisy estimate of the objective, which need not rise) for at most
+    ``max_iter`` steps.
+
+    Every ``check_every`` steps (and at the last) the estimates since the last check are
+    averaged into the trace, and ``location(state)`` (a vector: ``q``'s mean) is compared with
+    its value at the check before: the ascent has converged when it moved by at most ``tol``
+    relative to its norm (Hoffman et al. 2013 stop on such a change).
+    """
+    trace: list[float] = []
+    period: list[float] = []
+    previous = None
+    steps, converged = 0, False
+    with Progress(progressbar, description, max_iter) as progress, Interruption() as stop:
+        for t in range(1, max_iter + 1):
+            state, estimate = step(state, t)
+            steps = t
+            period.append(estimate)
+            if t % check_every and t != max_iter:
+                continue
+            trace.append(float(np.mean(period)))
+            period = []
+            progress.update(t, f"bound ~ {trace[-1]:.6g}")
+            current = location(state)
+            if previous is not None:
+                change = np.linalg.norm(current - previous)
+                if change <= tol * max(np.linalg.norm(current), 1e-12):
+                    converged = True
+                    break
+            previous = current
+    if stop.happened:
+        warnings.warn(f"interrupted after {steps} steps", stacklevel=2)
+    return StochasticResult(state, np.asarray(trace), steps, converged, stop.happened)
 
 
 @dataclass

@@ -17,28 +17,28 @@ converge to a local optimum of the bound. (Wenzel et al. use Ranganath et al.'s 
 the schedule here is the simpler one their convergence argument rests on.) With the whole data
 set as the batch and ``kappa = 0`` each step is a CAVI sweep.
 
-Stopping: at the end of each *check period* (an epoch, at most :data:`CHECK_STEPS` steps) the
-driver compares ``q``'s mean with the previous check's; it stops when the relative change is
-below ``tol``. The bound's minibatch estimates (the blocks' terms, the likelihood counted
-``n / |S|`` times) are averaged over each period into the ``lower_bound`` trace and shown on
-the progress bar. ML-II (section 4.3; the model's ``hyperparameter_gradient``) adds an ascent
-step in the model's hyperparameters (the GP's kernel's) every ``hyper_every`` steps, with ``q``
-held fixed (eq. 12), on the log scale with Adam's per-coordinate step sizes (Kingma & Ba
-2015), because the gradients in the length-scale and the variance differ by orders of
-magnitude.
+Stopping (the shared loop, :func:`bayesvm.drivers.run_stochastic_ascent`): at the end of each
+*check period* (an epoch, at most :data:`CHECK_STEPS` steps) the driver compares ``q``'s mean
+with the previous check's; it stops when the relative change is below ``tol``. The bound's
+minibatch estimates (the blocks' terms, the likelihood counted ``n / |S|`` times) are averaged
+over each period into the ``lower_bound`` trace and shown on the progress bar. ML-II
+(section 4.3; the model's ``hyperparameter_gradient``) adds an ascent step in the model's
+hyperparameters (the GP's kernel's) every ``hyper_every`` steps, with ``q`` held fixed (eq. 12),
+on the log scale with Adam's per-coordinate step sizes (Kingma & Ba 2015), because the
+gradients in the length-scale and the variance differ by orders of magnitude.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from bayesvm.blocks import NaturalGradientBlock
 from bayesvm.checks.pareto import check_q
-from bayesvm.drivers import Interruption, Progress
+from bayesvm.drivers import StochasticResult, run_stochastic_ascent
 from bayesvm.registry import block_driver, register
 from bayesvm.results import Fit, build_idata
 from bayesvm.vb.posterior import q_groups
@@ -124,58 +124,67 @@ def fit_svi(
     check_every = min(steps_per_epoch, CHECK_STEPS)
     rng = np.random.default_rng(seed)
     batches = model.minibatches(batch_size, rng)
-
-    natural = None
-    trace, hyper_trace, period = [], [], []
-    previous_mean = None
-    converged = False
     adam = Adam(rate=hyper_rate, size=learned.size)
-    t = 0
-    with Progress(progressbar, "svi", max_iter) as progress, Interruption() as stop:
-        for t in range(1, max_iter + 1):
-            batch = next(batches)
-            blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
-            if natural is None:
-                natural = {
-                    b.name: b.initial_natural()
-                    for b in blocks
-                    if isinstance(b, NaturalGradientBlock)
-                }
-            params, stats = _local_step(blocks, natural)
-            period.append(sum(b.bound_term(params[b.name], stats) for b in blocks))
-            rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
-            for block in blocks:
-                if block.name in natural:
-                    target = block.conditional_natural(stats)
-                    natural[block.name] = tuple(
-                        (1.0 - rho) * old + rho * new
-                        for old, new in zip(natural[block.name], target, strict=True)
-                    )
-            if learned.any() and t % hyper_every == 0:
-                model, natural = _hyper_step(
-                    model, blocks, params, stats, batch, natural, adam, learned
+
+    def step(state: SVIState, t: int) -> tuple[SVIState, float]:
+        """Step ``t``: ``q`` of the global blocks a natural-gradient step of length ``rho_t``
+        toward their conditionals on a minibatch, then, every ``hyper_every`` steps, ML-II's
+        step; the estimate is the bound on the minibatch (scaled to all rows).
+        """
+        batch, model = next(batches), state.model
+        blocks = model.batch_blocks(batch.rows, batch.X, batch.y, n / batch.y.shape[0])
+        params, stats = _local_step(blocks, state.natural)
+        estimate = sum(b.bound_term(params[b.name], stats) for b in blocks)
+        rho = 1.0 if kappa == 0.0 else (t + tau) ** -kappa
+        natural = dict(state.natural)
+        for block in blocks:
+            if block.name in natural:
+                target = block.conditional_natural(stats)
+                natural[block.name] = tuple(
+                    (1.0 - rho) * old + rho * new
+                    for old, new in zip(natural[block.name], target, strict=True)
                 )
-                hyper_trace.append([t, *model.hyperparameters.values()])
-            if t % check_every == 0 or t == max_iter:
-                trace.append(float(np.mean(period)))
-                period = []
-                progress.update(t, f"bound ~ {trace[-1]:.6g}")
-                mean = np.concatenate(
-                    [b.natural_mean(natural[b.name]) for b in blocks if b.name in natural]
-                )
-                if previous_mean is not None:
-                    change = np.linalg.norm(mean - previous_mean)
-                    if change <= tol * max(np.linalg.norm(mean), 1e-12):
-                        converged = True
-                        break
-                previous_mean = mean
-    interrupted = stop.happened
-    if interrupted:
-        t -= 1  # the step under way when Ctrl-C came did not finish
-        warnings.warn(f"interrupted after {t} steps", stacklevel=2)
-    if natural is None:
+        hyper_trace = state.hyper_trace
+        if learned.any() and t % hyper_every == 0:
+            model, natural = _hyper_step(
+                model, blocks, params, stats, batch, natural, adam, learned
+            )
+            hyper_trace += ((t, *model.hyperparameters.values()),)
+        return SVIState(model, natural, blocks, hyper_trace), estimate
+
+    start = model.report_blocks()
+    natural = {b.name: b.initial_natural() for b in start if isinstance(b, NaturalGradientBlock)}
+    result = run_stochastic_ascent(
+        SVIState(model, natural, start, ()),
+        step,
+        location=_q_mean,
+        tol=tol,
+        max_iter=max_iter,
+        check_every=check_every,
+        progressbar=progressbar,
+    )
+    if result.steps == 0:
         raise KeyboardInterrupt("interrupted before the first step")
-    return _result(model, natural, trace, hyper_trace, t, converged, interrupted, tol, rng, draws)
+    return _result(result, tol, rng, draws)
+
+
+class SVIState(NamedTuple):
+    """What a step of stochastic VI hands the next: the model (at its current
+    hyperparameters), the natural parameters of ``q`` of its global blocks, the blocks of the
+    last minibatch and the ML-II steps so far, rows ``(t, *hyperparameters)``.
+    """
+
+    model: object
+    natural: dict
+    blocks: list
+    hyper_trace: tuple
+
+
+def _q_mean(state: SVIState) -> np.ndarray:
+    """``q``'s mean over the global blocks (what the convergence check compares)."""
+    return np.concatenate(
+        [b.natural_mean(state.natural[b.name]) for b in state.blocks if b.name in state.natural]
+    )
 
 
 def _local_step(blocks, natural):
@@ -223,8 +232,19 @@ def _hyper_step(model, blocks, params, stats, batch, natural, adam, learned):
     return new, model.transfer_natural(natural, blocks, new)
 
 
-def _result(model, natural, trace, hyper_trace, n_steps, converged, interrupted, tol, rng, draws):
+def _result(result: StochasticResult, tol: float, rng, draws: int) -> Fit:
+    """The :class:`~bayesvm.Fit` of a stochastic ascent's result: draws from ``q`` of the
+    global blocks, its k-hat, the bound's trace and the ML-II steps.
+    """
     import xarray as xr  # imported here: xarray and pandas cost 0.15 s at startup
+
+    model, natural, hyper_trace = result.state.model, result.state.natural, result.state.hyper_trace
+    trace, n_steps, converged, interrupted = (
+        result.trace,
+        result.steps,
+        result.converged,
+        result.interrupted,
+    )
 
     fitted = [
         (block, block.from_natural(natural[block.name]))
