@@ -35,6 +35,7 @@ from bayesvm.vb.optima import (
 )
 from bayesvm.vb.posterior import q_groups
 from bayesvm.vb.squarem import Squarem
+from bayesvm.vb.state import VBState
 
 __all__ = [
     "fit_vb",
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-def initial_state(blocks, starts: tuple = ()) -> tuple[dict, dict]:
+def initial_state(blocks, starts: tuple = ()) -> VBState:
     """Expected statistics of every block but the first, which the first update reads.
 
     ``starts`` gives each block's starting point (:attr:`~bayesvm.blocks.Block.starts`), in
@@ -57,11 +58,12 @@ def initial_state(blocks, starts: tuple = ()) -> tuple[dict, dict]:
     starts = dict(zip([block.name for block in blocks], starts, strict=False))
     for block in blocks[1:]:
         stats[block.name] = block.initial_stats(stats, starts.get(block.name))
-    return {}, stats
+    return VBState({}, stats)
 
 
 def make_cavi_step(blocks, tilts: Mapping[str, np.ndarray] | None = None):
-    """One CAVI sweep: ``step((params, stats)) -> ((params, stats), lower bound)``.
+    """One CAVI sweep: ``step(state) -> (new state, lower bound)``, states
+    :class:`~bayesvm.vb.state.VBState`.
 
     ``tilts``: a vector ``t`` by block name, which that block's conditional takes as its
     ``tilt`` (the log joint tilted by ``t^T theta``: linear response, :mod:`bayesvm.vb.lrvb`);
@@ -83,7 +85,7 @@ def make_cavi_step(blocks, tilts: Mapping[str, np.ndarray] | None = None):
             bound += block.bound_term(params[block.name], stats)
         for name, tilt in tilts.items():
             bound += float(np.dot(tilt, stats[name].mean))
-        return (params, stats), bound
+        return VBState(params, stats), bound
 
     return step
 

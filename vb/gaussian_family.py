@@ -42,6 +42,7 @@ import numpy as np
 from bayesvm.blocks.coefficients import GaussianConditional
 from bayesvm.catalogue import METHODS
 from bayesvm.vb.mean_newton import halve, hinge_of, mean_move
+from bayesvm.vb.state import VBState
 
 __all__ = ["FAMILIES", "GaussianSites", "check_family", "gaussian_state", "make_gaussian_step"]
 
@@ -73,7 +74,7 @@ def check_family(model, family: str) -> None:
         )
 
 
-def gaussian_state(model, state) -> tuple[dict, dict]:
+def gaussian_state(model, state: VBState) -> VBState:
     """The Gaussian family's state at mean-field's ``state``: ``q(theta)``'s mean and
     precision kept (its sites: mean-field's ``E[1/a]`` and the priors' precision), the priors'
     ``q`` kept.
@@ -88,12 +89,12 @@ def gaussian_state(model, state) -> tuple[dict, dict]:
     stats[coefficients.name] = coefficients.expected_stats(q)
     stats[hinge.name] = sites
     params[hinge.name] = hinge.conditional(stats)
-    return params, stats
+    return VBState(params, stats)
 
 
 def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, search=True):
-    """One iteration of the Gaussian family: ``step((params, stats)) -> ((params, stats),
-    bound)`` (module docstring).
+    """One iteration of the Gaussian family: ``step(state) -> (new state, bound)``, states
+    :class:`~bayesvm.vb.state.VBState` (module docstring).
 
     ``tilts``: as :func:`~bayesvm.vb.cavi.make_cavi_step`'s, for the coefficient block.
     ``search=False`` takes the full steps, without halving (linear response: a smooth map
@@ -132,13 +133,13 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
                 *(a + fraction * (b - a) for a, b in zip(sites, target, strict=True))
             )
             q = _q(coefficients, blend, mean)
-            return (
+            return VBState(
                 {**params, coefficients.name: q},
                 {**stats, coefficients.name: coefficients.expected_stats(q), hinge.name: blend},
             )
 
-        bound = bound_of((params, stats)) if search else None
-        state, bound = move(with_precision, (params, stats), bound)
+        bound = bound_of(VBState(params, stats)) if search else None
+        state, bound = move(with_precision, VBState(params, stats), bound)
         q, theta = state[0][coefficients.name], state[1][coefficients.name]
         gradient = hinge.gaussian_expectation(theta.f_mean, theta.f_var).slope
         gradient = coefficients.design.transpose_times(gradient)
@@ -149,7 +150,8 @@ def make_gaussian_step(model, tilts: Mapping[str, np.ndarray] | None = None, sea
             params[block.name] = block.conditional(stats)
             stats[block.name] = block.expected_stats(params[block.name])
         params[hinge.name] = hinge.conditional(stats)  # E(1 - y f)^2, for the record
-        return (params, stats), bound_of((params, stats))
+        state = VBState(params, stats)
+        return state, bound_of(state)
 
     return step
 

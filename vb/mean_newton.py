@@ -38,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bayesvm.blocks.hinge import HingeAugmentation
+from bayesvm.vb.state import VBState
 
 __all__ = [
     "hinge_of",
@@ -99,7 +100,7 @@ def mean_move(coefficients, state, direction: np.ndarray) -> Callable:
 
     def moved(fraction: float):
         mean = theta.mean + fraction * direction
-        return (
+        return VBState(
             {**params, coefficients.name: q._replace(mean=mean)},
             {
                 **stats,
@@ -124,7 +125,9 @@ def make_newton_sweep(model, sweep: Callable) -> Callable:
     def with_hinge_optimal(state):
         params, stats = state
         chi = hinge.conditional(stats)
-        return {**params, hinge.name: chi}, {**stats, hinge.name: hinge.expected_stats(chi)}
+        return VBState(
+            {**params, hinge.name: chi}, {**stats, hinge.name: hinge.expected_stats(chi)}
+        )
 
     def bound_of(state) -> float:
         params, stats = state

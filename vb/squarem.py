@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bayesvm.vb.state import VBState
+
 __all__ = ["Squarem", "StatsVector"]
 
 # Varadhan & Roland's default growth factor of the step bound.
@@ -78,7 +80,8 @@ class Squarem:
     Parameters
     ----------
     sweep : callable
-        ``sweep((params, stats)) -> ((params, stats), bound)``, one CAVI sweep.
+        ``sweep(state) -> (new state, bound)``, one CAVI sweep over
+        :class:`~bayesvm.vb.state.VBState`.
 
     Attributes
     ----------
@@ -110,7 +113,7 @@ class Squarem:
         alpha = float(np.clip(alpha, -self.step_bound, -1.0))
         x2[finite] = x0[finite] - 2.0 * alpha * r + alpha**2 * v
         extrapolated = vector.unflatten(x2, second[1])
-        third, third_bound = self._try_sweep((second[0], extrapolated))
+        third, third_bound = self._try_sweep(VBState(second.params, extrapolated))
         if third is None or third_bound < second_bound:
             if alpha == -self.step_bound:
                 self.step_bound = max(1.0, self.step_bound / STEP_GROWTH)

@@ -9,6 +9,7 @@ import bayesvm
 from bayesvm.drivers import run_ascent, run_ascent_from
 from bayesvm.models import LinearRegression, LinearSVM, LogisticRegression, MixedSVM
 from bayesvm.vb.squarem import Squarem, StatsVector
+from bayesvm.vb.state import VBState
 
 from conftest import assert_never_decreases, simulate_logistic
 
@@ -27,7 +28,9 @@ def linear_sweep(matrix, offset):
     def sweep(state):
         x = state[1]["x"].value
         new = matrix @ x + offset
-        return ({}, {"x": Point(new, state[1]["x"].count + 1)}), -float(np.sum((new - fixed) ** 2))
+        return VBState({}, {"x": Point(new, state[1]["x"].count + 1)}), -float(
+            np.sum((new - fixed) ** 2)
+        )
 
     return sweep, fixed
 
@@ -46,7 +49,7 @@ def test_squarem_solves_a_slow_linear_iteration_in_few_sweeps():
     """Plain iteration of a contraction with rate 0.99 needs thousands of sweeps; squared
     extrapolation is exact for a scalar linear map (Varadhan & Roland 2008, section 3)."""
     sweep, fixed = linear_sweep(np.array([[0.99]]), np.array([1.0]))
-    start = ({}, {"x": Point(np.zeros(1))})
+    start = VBState({}, {"x": Point(np.zeros(1))})
     plain = run_ascent(start, sweep, tol=1e-12, max_iter=10_000)
     accelerated = Squarem(sweep)
     result = run_ascent(start, accelerated, tol=1e-12, max_iter=10_000)
@@ -67,7 +70,7 @@ def test_squarem_keeps_the_plain_sweeps_when_the_extrapolation_is_invalid():
         return sweep(state)
 
     cycle = Squarem(fragile)
-    state = ({}, {"x": Point(np.array([4.0]))})
+    state = VBState({}, {"x": Point(np.array([4.0]))})
     for _ in range(30):
         state, bound = cycle(state)
     np.testing.assert_allclose(state[1]["x"].value, fixed, rtol=1e-8)
@@ -142,11 +145,11 @@ def test_infinite_entries_do_not_stop_the_extrapolation():
     sweep, fixed = linear_sweep(np.array([[0.99]]), np.array([1.0]))
 
     def with_infinity(state):
-        (params, stats), bound = sweep(({}, {"x": Point(state[1]["x"].value[:1])}))
-        return (params, {"x": Point(np.append(stats["x"].value, np.inf))}), bound
+        (params, stats), bound = sweep(VBState({}, {"x": Point(state[1]["x"].value[:1])}))
+        return VBState(params, {"x": Point(np.append(stats["x"].value, np.inf))}), bound
 
     accelerated = Squarem(with_infinity)
-    start = ({}, {"x": Point(np.array([0.0, np.inf]))})
+    start = VBState({}, {"x": Point(np.array([0.0, np.inf]))})
     result = run_ascent(start, accelerated, tol=1e-12, max_iter=10_000)
     np.testing.assert_allclose(result.state[1]["x"].value, [fixed[0], np.inf], rtol=1e-6)
     assert accelerated.sweeps < 20
