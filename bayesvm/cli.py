@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -112,6 +113,7 @@ def main(argv=None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else [str(arg) for arg in argv]
     with warnings.catch_warnings():  # restores the user's warnings.showwarning afterwards
         warnings.showwarning = _show_warning
         try:
@@ -130,7 +132,10 @@ INTERRUPTED = 130
 def _kept(args, interrupt: KeyboardInterrupt) -> str:
     """What an interrupted command leaves behind, in a line."""
     if args.command_name != "reproduce":
-        output = getattr(args, "out", None) or getattr(args, "plot", None)
+        output = next(
+            (path for name in ("out", "save", "plot") if (path := getattr(args, name, None))),
+            None,
+        )
         if output is None:
             return "interrupted"
         written = "after writing" if getattr(args, "written", False) else "before writing"
@@ -233,6 +238,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--plot", type=Path, help="peers: write seconds against n (log-log) to this image file"
     )
+    bench.add_argument(
+        "--save",
+        type=Path,
+        help="also write the tables, with the command, machine, load and date, to this JSON "
+        "file (what the docs' measured tables are made from)",
+    )
     bench.set_defaults(command=_bench, command_name="bench")
 
     reproduce = commands.add_parser("reproduce", help="run a paper's experiment")
@@ -315,7 +326,7 @@ def _bench(args) -> None:
     """
     # imported here: the benchmarks stand on the case studies, imported when they run
     from bayesvm.bench import BenchOptions
-    from bayesvm.case_studies.reporting import markdown_table
+    from bayesvm.bench.record import rendered, save_tables
 
     args.model = current_spelling("model", args.model, FORMER_BENCH_MODELS)
     args.prior = current_spelling("prior", args.prior, FORMER_PRIORS)
@@ -325,6 +336,10 @@ def _bench(args) -> None:
             raise CommandError("--plot is for --model peers")
         check_output_file(args.plot, "--plot")
         check_image_format(args.plot)
+    if args.save is not None:
+        check_output_file(args.save, "--save")
+        if args.save.suffix != ".json":
+            raise CommandError(f"--save {args.save}: give a .json file")
     options = BenchOptions(
         quick=args.quick,
         seed=args.seed,
@@ -340,13 +355,32 @@ def _bench(args) -> None:
     except ValueError as error:
         raise CommandError(error) from error
     if len(tables) == 1:
-        print(markdown_table(*tables.values()))
+        print(rendered(*tables.values()))
     else:
-        print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
+        print("\n\n".join(f"{name}\n\n{rendered(table)}" for name, table in tables.items()))
+    if args.save is not None:
+        save_tables(write_beside(args.save), tables, _command_without_save(args.argv))
+        args.written = True
+        print(f"\nwrote {args.save}")
     if args.plot is not None:
         save_figure(benchmark.figure(tables), write_beside(args.plot), bbox_inches="tight")
         args.written = True
         print(f"\nwrote {args.plot}")
+
+
+def _command_without_save(argv: list[str]) -> str:
+    """The ``bayesvm bench`` command line of ``argv``, less its ``--save`` (a path of this
+    machine, not part of what was measured).
+    """
+    kept, skip = [], False
+    for arg in argv:
+        if skip or arg.startswith("--save="):
+            skip = False
+        elif arg == "--save":
+            skip = True
+        else:
+            kept.append(arg)
+    return shlex.join(["bayesvm", *kept])
 
 
 def _reproduce(args) -> None:

@@ -1,7 +1,10 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from bayesvm import cli
 from bayesvm.bench.gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
 from bayesvm.bench.kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
 from bayesvm.bench.peers import (
@@ -15,6 +18,7 @@ from bayesvm.bench.peers import (
     run_peer_bench,
 )
 from bayesvm.bench.penalized import run_bench
+from bayesvm.bench.record import load_tables, rendered
 
 
 def test_bench_times_each_method_at_each_thread_count():
@@ -170,3 +174,23 @@ def test_plot_scaling_draws_one_panel_per_d_with_the_slopes_in_the_legend():
     assert [first.get_title(), second.get_title()] == ["d = 3", "d = 6"]
     assert first.get_legend_handles_labels()[1] == ["vb (slope 1.00)"]
     assert second.get_legend_handles_labels()[1] == ["vb"]  # one size: no slope
+
+
+def test_save_keeps_the_printed_tables_and_what_measured_them(tmp_path, capsys):
+    """``bayesvm bench --save``: the docs' measured tables are made from such files."""
+    path = tmp_path / "bench.json"
+    argv = ["bench", "--quick", "--methods", "vb", "--repeats", "1", "--save", str(path)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    (table,) = load_tables(path).values()
+    assert rendered(table) in printed
+    record = json.loads(path.read_text())
+    assert record["command"] == "bayesvm bench --quick --methods vb --repeats 1"
+    assert {"machine", "load_average", "bayesvm", "date"} <= set(record)
+
+
+def test_save_refuses_a_file_that_is_not_json_before_any_work(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench", "--quick", "--save", str(tmp_path / "bench.csv")])
+    assert exit_info.value.code == 2
+    assert list(tmp_path.iterdir()) == []
