@@ -4,6 +4,7 @@ from bayesvm.blocks.base import Block, dispersed_start
 from bayesvm.blocks.capabilities import (
     DRIVERS,
     ExactMStepBlock,
+    GaussianExpectationBlock,
     GibbsBlock,
     JumpBlock,
     MeanFieldBlock,
@@ -42,6 +43,7 @@ __all__ = [
     "ExactMStepBlock",
     "PointBlock",
     "QDensityBlock",
+    "GaussianExpectationBlock",
     "CoefficientStats",
     "GaussianCoefficients",
     "Segment",

@@ -39,6 +39,7 @@ __all__ = [
     "ExactMStepBlock",
     "PointBlock",
     "QDensityBlock",
+    "GaussianExpectationBlock",
     "block_drivers",
 ]
 
@@ -161,6 +162,24 @@ class QDensityBlock(Protocol):
 
     def q_log_density(self, params, draws):
         """``log q`` of the block's factor at ``draws``, shape ``(S,)``."""
+
+
+@runtime_checkable
+class GaussianExpectationBlock(Protocol):
+    """A latent likelihood block with a mean-field ``q`` whose expected log factor under a
+    Gaussian ``f`` comes with its slope and curvature in ``f``'s mean (the hinge): what VB's
+    Newton steps in the mean and the Gaussian family need (:mod:`bayesvm.vb.mean_newton`,
+    :mod:`bayesvm.vb.gaussian_family`).
+    """
+
+    def conditional(self, stats):
+        """Parameters of ``q`` given the other blocks' statistics."""
+
+    def expected_stats(self, params):
+        """Statistics as expectations under ``q = params``."""
+
+    def gaussian_expectation(self, f_mean, f_var):
+        """``E log factor`` over ``f_i ~ N(f_mean_i, f_var_i)``, its slope and curvature."""
 
 
 def _has_e_step(block) -> bool:

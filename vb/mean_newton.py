@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bayesvm.blocks.hinge import HingeAugmentation
+from bayesvm.blocks import GaussianExpectationBlock
 from bayesvm.vb.state import VBState
 
 __all__ = [
@@ -69,7 +69,7 @@ def hinge_of(model):
     if not getattr(coefficients, "takes_tilt", False) or blocks[0] is not coefficients:
         return None
     latent = [block for block in blocks if block.latent]
-    if len(latent) != 1 or type(latent[0]) is not HingeAugmentation:
+    if len(latent) != 1 or not isinstance(latent[0], GaussianExpectationBlock):
         return None
     return latent[0]
 

@@ -85,6 +85,7 @@ def test_drivers_know_blocks_not_models():
         for path in (ROOT / folder).glob("*.py"):
             text = path.read_text()
             checked = re.findall(r"isinstance\([^,]+,\s*([^)]+)\)", text)
+            checked += re.findall(r"type\([^)]*\) is (?:not )?(\w+)", text)
             types = {name.strip() for found in checked for name in re.split(r"[|,()]", found)}
             assert not types & forbidden, (path.name, types & forbidden)
             assert "from bayesvm.models" not in text, path.name

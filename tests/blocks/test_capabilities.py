@@ -126,3 +126,18 @@ def test_only_jump_blocks_make_reversible_jump():
     for model in MODELS.values():
         jumps = any(isinstance(block, JumpBlock) for block in model.blocks)
         assert ("rj" in model.drivers) == (jumps and "gibbs" in model.drivers)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_the_newton_steps_find_the_hinge_by_its_protocol(name):
+    """VB's mean-Newton steps and the Gaussian family apply where the one latent block is the
+    plain hinge (not the normalised one, which has no mean-field ``q``).
+    """
+    from bayesvm.blocks import HingeAugmentation
+    from bayesvm.vb.mean_newton import hinge_of
+
+    model = MODELS[name]
+    latent = [block for block in model.blocks if block.latent]
+    plain_hinge = len(latent) == 1 and type(latent[0]) is HingeAugmentation
+    tilted = getattr(model.coefficients, "takes_tilt", False)
+    assert (hinge_of(model) is not None) == (plain_hinge and tilted)
