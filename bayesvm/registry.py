@@ -189,6 +189,8 @@ def fit(model, method: str = "vb", *, seed=DEFAULT_SEED, threads: int | None = N
             raise _breakdown(model, method, error) from error
     result.runtime_s = time.perf_counter() - start
     result.idata.attrs["runtime_s"] = result.runtime_s
+    if isinstance(seed, numbers.Integral):  # what makes the same call give the same numbers
+        result.idata.attrs["seed"] = int(seed)
     add_posterior_predictive(result, seed)
     add_log_likelihood(result)
     if result.problems:

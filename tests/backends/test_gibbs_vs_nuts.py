@@ -1,11 +1,14 @@
 """The hand-written Gibbs samplers target the same posterior as NUTS on ``model.to_pymc()``
 (the test itself is :func:`conftest.assert_samplers_agree`)."""
 
+import warnings
+
 import pytest
 
+import bayesvm
 from bayesvm.models import LinearSVM, MixedSVM
 
-from conftest import RUNS, assert_samplers_agree, simulate_logistic
+from conftest import RUNS, assert_samplers_agree, assert_started_apart, simulate_logistic
 
 X, Y = simulate_logistic(60, 3, seed=3)
 MODELS = {
@@ -41,3 +44,20 @@ def test_agreement_at_the_paper_size(n_samples):
     """Luts-Ormerod section 4.2's problem with d = 10 (several minutes)."""
     X_paper, y_paper = simulate_logistic(n_samples, 10, seed=n_samples)
     assert_samplers_agree(MixedSVM.penalized(X_paper, y_paper), run="long")
+
+
+def test_compared_samplers_must_start_apart():
+    """Two fits from one seed start their chains at the same points: a comparison of them is
+    refused (:func:`conftest.assert_started_apart`), and two seeds' fits start apart.
+    """
+    model = MODELS["ridge-fixed"]
+    options = {"chains": 2, "draws": 20, "tune": 0, "progressbar": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bayesvm.ConvergenceWarning)  # 20 draws
+        first, again, other = (
+            bayesvm.fit(model, "gibbs", seed=seed, **options) for seed in (1, 1, 2)
+        )
+    assert first.idata.attrs["seed"] == 1
+    with pytest.raises(AssertionError, match="both fits ran from seed 1"):
+        assert_started_apart(first, again)
+    assert_started_apart(first, other)

@@ -111,8 +111,10 @@ def test_gibbs_with_and_without_interweaving_agree():
     model = MixedSVM.penalized(X, y)
     plain = dataclasses.replace(model, penalty=dataclasses.replace(model.penalty, interweave=False))
     fits = [
-        bayesvm.fit(m, method="gibbs", seed=2, chains=4, draws=10_000, tune=2000, progressbar=False)
-        for m in (model, plain)
+        bayesvm.fit(
+            m, method="gibbs", seed=seed, chains=4, draws=10_000, tune=2000, progressbar=False
+        )
+        for seed, m in enumerate((model, plain), start=2)
     ]
     assert_fits_agree(*fits)
 

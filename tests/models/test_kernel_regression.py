@@ -311,7 +311,7 @@ def test_all_active_gibbs_and_nuts_agree_with_learned_precisions():
     model = KernelGKM.from_arrays(X20, Y20, likelihood="gaussian", lengthscale=LENGTHSCALE)
     gibbs = bayesvm.fit(model, "gibbs", draws=10_000, tune=1000, thin=1, seed=3, progressbar=False)
     nuts = bayesvm.fit(
-        model, "nuts", draws=4000, tune=1000, chains=4, seed=3, cores=NUTS_CORES, progressbar=False
+        model, "nuts", draws=4000, tune=1000, chains=4, seed=4, cores=NUTS_CORES, progressbar=False
     )
     var_names = ["intercept", "f", "g", "eta", "tau"]
     assert_fits_agree(with_function_values(gibbs), with_function_values(nuts), var_names)
