@@ -326,7 +326,8 @@ def _bench(args) -> None:
     """
     # imported here: the benchmarks stand on the case studies, imported when they run
     from bayesvm.bench import BenchOptions
-    from bayesvm.bench.record import rendered, save_tables
+    from bayesvm.bench.record import save_tables
+    from bayesvm.case_studies.reporting import markdown_table
 
     args.model = current_spelling("model", args.model, FORMER_BENCH_MODELS)
     args.prior = current_spelling("prior", args.prior, FORMER_PRIORS)
@@ -355,9 +356,9 @@ def _bench(args) -> None:
     except ValueError as error:
         raise CommandError(error) from error
     if len(tables) == 1:
-        print(rendered(*tables.values()))
+        print(markdown_table(*tables.values()))
     else:
-        print("\n\n".join(f"{name}\n\n{rendered(table)}" for name, table in tables.items()))
+        print("\n\n".join(f"{name}\n\n{markdown_table(table)}" for name, table in tables.items()))
     if args.save is not None:
         save_tables(write_beside(args.save), tables, _command_without_save(args.argv))
         args.written = True

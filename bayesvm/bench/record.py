@@ -1,10 +1,10 @@
 """A benchmark's tables kept in a file (``bayesvm bench --save``), and read back.
 
 The measured tables of the README and the guides are such files' tables, rendered as
-``bayesvm bench`` prints them (:func:`rendered`): a page marks each with
-``<!-- results: docs/results/NAME.json -->`` (or ``.json#TABLE`` for one of several), and
-``tests/docs/test_result_tables.py`` checks the page against the file. A file also says
-what was run, where, on what load and when.
+``bayesvm bench`` prints them (:func:`~bayesvm.case_studies.reporting.markdown_table`): a
+page marks each with ``<!-- results: docs/results/NAME.json -->`` (or ``.json#TABLE`` for one
+of several), and ``tests/docs/test_result_tables.py`` checks the page against the file. A file
+also says what was run, where, on what load and when.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import pandas as pd
 
 from bayesvm.bench.options import Tables
 from bayesvm.bench.timing import load_average
-from bayesvm.case_studies.reporting import machine_description, markdown_table
+from bayesvm.case_studies.reporting import machine_description
 from bayesvm.files import write_text
 from bayesvm.version import __version__
 
-__all__ = ["save_tables", "load_tables", "rendered"]
+__all__ = ["save_tables", "load_tables"]
 
 
 def save_tables(path, tables: Tables, command: str) -> None:
@@ -51,8 +51,3 @@ def load_tables(path) -> Tables:
         frame = pd.DataFrame(table["data"], columns=table["columns"])
         tables[name] = frame.where(frame.notna(), np.nan)  # JSON's null: a blank cell
     return tables
-
-
-def rendered(table: pd.DataFrame) -> str:
-    """``table`` as ``bayesvm bench`` prints it (a markdown table)."""
-    return markdown_table(table)

@@ -18,7 +18,8 @@ from bayesvm.bench.peers import (
     run_peer_bench,
 )
 from bayesvm.bench.penalized import run_bench
-from bayesvm.bench.record import load_tables, rendered
+from bayesvm.bench.record import load_tables
+from bayesvm.case_studies.reporting import markdown_table
 
 
 def test_bench_times_each_method_at_each_thread_count():
@@ -183,7 +184,7 @@ def test_save_keeps_the_printed_tables_and_what_measured_them(tmp_path, capsys):
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     (table,) = load_tables(path).values()
-    assert rendered(table) in printed
+    assert markdown_table(table) in printed
     record = json.loads(path.read_text())
     assert record["command"] == "bayesvm bench --quick --methods vb --repeats 1"
     assert {"machine", "load_average", "bayesvm", "date"} <= set(record)

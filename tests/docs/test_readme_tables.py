@@ -41,20 +41,28 @@ ROWS = {
 }
 
 
-def methods_table() -> dict[str, set[str]]:
-    """The README's table: each row's methods marked "yes"."""
-    lines = [line for line in README.read_text().splitlines() if line.startswith("| ")]
-    # rows of another table have another number of cells
-    header = next(line for line in lines if line.startswith("| model | vb"))
-    methods = [cell.strip() for cell in header.strip("|").split("|")][1:]
-    table = {}
-    for line in lines[lines.index(header) + 1 :]:
+def readme_table(header_start: str) -> list[dict[str, str]]:
+    """The README's table whose header begins ``header_start``: each row's cells by column
+    (the table ends at the first line that is not a row).
+    """
+    lines = README.read_text().splitlines()
+    header = next(number for number, line in enumerate(lines) if line.startswith(header_start))
+    columns = [cell.strip() for cell in lines[header].strip("|").split("|")]
+    rows = []
+    for line in lines[header + 2 :]:  # after the header and its rule
+        if not line.startswith("| "):
+            break
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if len(cells) != len(methods) + 1 or re.fullmatch(r"-+", cells[0]):
-            continue
-        marks = zip(methods, cells[1:], strict=True)
-        table[cells[0]] = {method for method, cell in marks if cell == "yes"}
-    return table
+        rows.append(dict(zip(columns, cells, strict=True)))
+    return rows
+
+
+def methods_table() -> dict[str, set[str]]:
+    """The README's methods table: each row's methods marked "yes"."""
+    return {
+        row["model"]: {method for method, cell in row.items() if cell == "yes"}
+        for row in readme_table("| model | vb")
+    }
 
 
 def test_the_methods_table_names_every_row_here():
@@ -78,17 +86,8 @@ def wall_time(seconds: float) -> str:
 
 def study_table() -> dict[str, dict[str, str]]:
     """The README's table of full runs: each row's cells by column, keyed by the study."""
-    lines = [line for line in README.read_text().splitlines() if line.startswith("| ")]
-    header = next(line for line in lines if line.startswith("| study | full run"))
-    columns = [cell.strip() for cell in header.strip("|").split("|")]
-    rows = {}
-    for line in lines[lines.index(header) + 1 :]:
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if len(cells) != len(columns):
-            break
-        if not re.fullmatch(r"-+", cells[0]):
-            rows[re.match(r"`(\w+)`", cells[0]).group(1)] = dict(zip(columns, cells, strict=True))
-    return rows
+    rows = readme_table("| study | full run")
+    return {re.match(r"`(\w+)`", row["study"]).group(1): row for row in rows}
 
 
 def test_the_full_run_times_are_those_of_the_run_records():

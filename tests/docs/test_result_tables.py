@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bayesvm.bench.record import load_tables, rendered
+from bayesvm.bench.record import load_tables
+from bayesvm.case_studies.reporting import markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
@@ -52,4 +53,4 @@ def test_a_marked_table_is_its_result_files(page, file, name, table):
         (expected,) = tables.values()
     else:
         expected = tables[name]
-    assert table == rendered(expected), page
+    assert table == markdown_table(expected), page
