@@ -83,6 +83,8 @@ BENCH_MODELS = {
     "penalized": "bayesvm.bench.penalized",
     "peers": "bayesvm.bench.peers",
     "targets": "bayesvm.bench.targets",
+    "acceleration": "bayesvm.bench.acceleration",
+    "spread": "bayesvm.bench.spread",
     "spike_slab": "bayesvm.bench.spikeslab",
     "missing": "bayesvm.bench.missing",
     "kernel": "bayesvm.bench.kernel",
@@ -202,7 +204,9 @@ def _parser() -> argparse.ArgumentParser:
         help="penalized: every backend on simulated data (default); peers: our methods beside "
         "LIBLINEAR, LIBSVM, nutpie and scikit-learn's ARD and logistic regressions against n "
         "(two tables: timings and fitted slopes); targets: the speed targets, each a ratio "
-        "with its goal, pass or fail; spike_slab: the model "
+        "with its goal, pass or fail; acceleration: VB's ascent with and without SQUAREM and "
+        "Newton steps (sweeps, seconds, distance from the optimum); spread: VB's sds (mean-field, "
+        "LRVB, Gaussian family) over a long Gibbs run's on the papers' data; spike_slab: the model "
         "search (gibbs, rj, nuts) on the spam data; missing: the missing-data SVM (vb, gibbs, "
         "nuts) on a cardiac training split; kernel: the kernel models (FBGKM's paper run and "
         "time per sweep against n, BGKM by gibbs, vb, nuts) on simulated ringnorm data; "
@@ -225,6 +229,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--repeats", type=positive_int, help="fits per method and size (default 5; 1 with --quick)"
+    )
+    bench.add_argument(
+        "--draws", type=positive_int, help="penalized: the samplers' kept draws (default: SETTINGS)"
+    )
+    bench.add_argument(
+        "--tune",
+        type=non_negative_int,
+        help="penalized: the samplers' burn-in or tuning iterations (default: SETTINGS)",
     )
     bench.add_argument(
         "--seed", type=non_negative_int, default=0, help="the data and the fits (default: 0)"
@@ -350,6 +362,8 @@ def _bench(args) -> None:
         threads=args.threads,
         prior=args.prior,
         rows=args.rows,
+        draws=args.draws,
+        tune=args.tune,
     )
     try:
         tables = benchmark.run(options)

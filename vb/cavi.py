@@ -39,6 +39,8 @@ from bayesvm.vb.state import VBState
 
 __all__ = [
     "fit_vb",
+    "ascend",
+    "Acceleration",
     "initial_state",
     "make_cavi_step",
     "SUBSAMPLE_MIN_ROWS",
@@ -199,7 +201,8 @@ def fit_vb(
     check_covariance(model, covariance)
     check_family(model, family)
     extra = None if starts is None else _extra_starts(model, starts)  # refused before any work
-    optima = _find_optima(model, options, extra, accelerate, subsample, progressbar)
+    acceleration = Acceleration(squarem=accelerate, newton=accelerate)
+    optima = _find_optima(model, options, extra, acceleration, subsample, progressbar)
     refined = _refine(model, optima.kept, family, options, progressbar)
     fitted, response = _fitted_q(model, refined, covariance)
     return _vb_fit(model, optima, refined, fitted, response, covariance, draws, seed)
@@ -232,19 +235,19 @@ class _Refined:
     sweep_for: Callable
 
 
-def _find_optima(model, options: dict, extra, accelerate, subsample, progressbar) -> _Optima:
+def _find_optima(model, options: dict, extra, acceleration, subsample, progressbar) -> _Optima:
     """The papers' ascent (from a subsample's optimum where it pays), the ascents from the
     other starts (``extra``, or the model's own), and their distinct optima, weighed by their
     posterior mass where there are several (:mod:`bayesvm.vb.optima`).
     """
-    result, sweeps, subsampled = _ascend(
-        model, **options, accelerate=accelerate, subsample=subsample, progressbar=progressbar
+    result, sweeps, subsampled = ascend(
+        model, acceleration, **options, subsample=subsample, progressbar=progressbar
     )
     others = []
     if not subsampled and not result.interrupted:
         if extra is None:  # the model's own starts, fitted only where they are used
             extra = _extra_starts(model, _model_starts(model, options))
-        others = _further_ascents(model, extra, accelerate, options)
+        others = _further_ascents(model, extra, acceleration, options)
     optima = distinct_optima(model, [(result, sweeps), *others])
     masses = None
     if len(optima) > 1:
@@ -338,9 +341,7 @@ def _model_starts(model, options: dict) -> list[dict]:
     """
     points = []
     for smaller, to_point in model.vb_start_models():
-        result, _, _ = _ascend(
-            smaller, **options, accelerate=True, subsample=True, progressbar=False
-        )
+        result, _, _ = ascend(smaller, Acceleration(), **options, subsample=True, progressbar=False)
         means, _ = q_moments(smaller, result.state[0])
         points.append(to_point(means))
     return points
@@ -372,16 +373,16 @@ def _extra_starts(model, starts) -> list[dict]:
     ]
 
 
-def _further_ascents(model, starts: list[dict], accelerate: bool, options: dict) -> list:
+def _further_ascents(model, starts: list[dict], acceleration, options: dict) -> list:
     """Ascents to convergence from each of ``starts`` (every block's statistics), the first
     block's dropped: the first update computes it; each with its sweeps.
     """
     blocks = model.blocks
-    sweep = _ascent_sweep(model, accelerate)
+    sweep = _ascent_sweep(model, acceleration)
     results = []
     for stats in starts:
         state = {name: value for name, value in stats.items() if name != blocks[0].name}
-        step = Squarem(sweep) if accelerate else _Counted(sweep)
+        step = Squarem(sweep) if acceleration.squarem else _Counted(sweep)
         results.append((run_ascent(({}, state), step, **options), step.sweeps))
     return results
 
@@ -398,21 +399,36 @@ SUBSAMPLE_FRACTION = 0.1
 SUBSAMPLE_TOL = 1e-4
 
 
-def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressbar):
-    """CAVI over ``model``'s blocks to convergence: the ascent's result, its sweeps and
-    whether it started from a subsample.
+@dataclass(frozen=True)
+class Acceleration:
+    """What speeds VB's ascent (``accelerate`` of :func:`fit_vb` sets both): ``squarem``,
+    SQUAREM's cycles of three sweeps (:class:`bayesvm.vb.squarem.Squarem`) instead of single
+    sweeps, and ``newton``, on the hinge with Gaussian coefficients a Newton step in their mean
+    after each sweep (:mod:`bayesvm.vb.mean_newton`). Neither changes CAVI's fixed points;
+    ``bayesvm bench --model acceleration`` times each combination.
+    """
+
+    squarem: bool = True
+    newton: bool = True
+
+
+def ascend(model, acceleration: Acceleration, *, tol, max_iter, relative, subsample, progressbar):
+    """CAVI over ``model``'s blocks to convergence, sped up by ``acceleration``: the ascent's
+    result, its sweeps and whether it started from a subsample.
 
     Where ``subsample`` applies (:func:`fit_vb`), the ascent starts from the blocks'
     statistics carried over from an ascent on a random subsample of the rows
-    (:meth:`~bayesvm.blocks.Block.subsample_stats`); else it starts from every starting
-    point of the blocks and goes on from the leader (:func:`bayesvm.drivers.run_ascent_from`).
+    (:meth:`~bayesvm.blocks.Block.subsample_stats`), itself so accelerated and started; else
+    it starts from every starting point of the blocks and goes on from the leader
+    (:func:`bayesvm.drivers.run_ascent_from`). From a subsample's optimum, where Newton steps
+    apply, SQUAREM is left out: near the optimum they need no extrapolation (module docstring
+    of :mod:`bayesvm.vb.mean_newton`), and SQUAREM's cycles would only add sweeps.
     """
     blocks = model.blocks
-    sweep = _ascent_sweep(model, accelerate)
+    sweep = _ascent_sweep(model, acceleration)
     smaller = _subsample(model) if subsample else None
-    # Near the optimum, from a subsample's, Newton steps need no extrapolation (module
-    # docstring of bayesvm.vb.mean_newton); SQUAREM's cycles would only add sweeps.
-    squarem = accelerate and not (smaller is not None and hinge_of(model) is not None)
+    newton = acceleration.newton and hinge_of(model) is not None
+    squarem = acceleration.squarem and not (smaller is not None and newton)
     steps = []
 
     def make_step():
@@ -424,12 +440,12 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressba
         states = [initial_state(blocks, start) for start in starts]
     else:
         rows, part = smaller
-        result, _, _ = _ascend(
+        result, _, _ = ascend(
             part,
+            acceleration,
             tol=SUBSAMPLE_TOL,
             relative=True,
             max_iter=max_iter,
-            accelerate=accelerate,
             subsample=True,
             progressbar=progressbar,
         )
@@ -448,14 +464,14 @@ def _ascend(model, *, tol, max_iter, relative, accelerate, subsample, progressba
     return result, sum(step.sweeps for step in steps), smaller is not None
 
 
-def _ascent_sweep(model, accelerate: bool):
+def _ascent_sweep(model, acceleration: Acceleration):
     """The ascent's sweep: CAVI over ``model``'s blocks, followed by the Newton step in the
     coefficients' mean where the model is Gaussian coefficients, the hinge and priors and
-    ``accelerate`` (:mod:`bayesvm.vb.mean_newton`: the same fixed points, reached in a
-    fraction of the sweeps).
+    ``acceleration.newton`` (:mod:`bayesvm.vb.mean_newton`: the same fixed points, reached in
+    a fraction of the sweeps).
     """
     sweep = make_cavi_step(model.blocks)
-    if accelerate and hinge_of(model) is not None:
+    if acceleration.newton and hinge_of(model) is not None:
         return make_newton_sweep(model, sweep)
     return sweep
 

@@ -29,7 +29,7 @@ class BenchOptions:
         Small sizes and short runs: a smoke test.
     seed : int
         Seeds the data and the fits.
-    methods, sizes, repeats, threads, prior, rows : optional
+    methods, sizes, repeats, threads, prior, rows, draws, tune : optional
         The benchmark's parameters of these names; None: its own default.
     """
 
@@ -41,6 +41,8 @@ class BenchOptions:
     threads: Sequence[int | None] | None = None
     prior: str | None = None
     rows: int | None = None
+    draws: int | None = None
+    tune: int | None = None
 
     def keywords(self, *names: str) -> dict:
         """``seed``, ``quick`` and the options ``names`` that were given (not None), as the

@@ -46,6 +46,8 @@ def run_bench(
     seed: int = 0,
     quick: bool = False,
     threads: Sequence[int | None] = (None,),
+    draws: int | None = None,
+    tune: int | None = None,
 ) -> pd.DataFrame:
     """Time each method on simulated data of each size.
 
@@ -65,6 +67,9 @@ def run_bench(
     threads : sequence of int or None
         BLAS threads to time each fit with (``threads`` of :func:`bayesvm.fit`; None: its
         automatic choice), e.g. ``(1, 2)`` to compare single- and multi-threaded fits.
+    draws, tune : int, optional
+        Kept draws and burn-in (Gibbs) or tuning (NUTS) iterations of the samplers, instead
+        of :data:`SETTINGS`' (or :data:`QUICK_SETTINGS`'), e.g. to time their sweeps alone.
 
     Returns
     -------
@@ -82,7 +87,11 @@ def run_bench(
     repeats = (1 if quick else 5) if repeats is None else repeats
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1; got {repeats}")
-    settings = QUICK_SETTINGS if quick else SETTINGS
+    given = {name: value for name, value in (("draws", draws), ("tune", tune)) if value is not None}
+    settings = {
+        method: {**options, **given}
+        for method, options in (QUICK_SETTINGS if quick else SETTINGS).items()
+    }
     rng = np.random.default_rng(seed)
     rows = []
     warm_up_data = simulate_dataset(50, 2, 0, np.random.default_rng(seed))[:2]
@@ -116,7 +125,11 @@ def run_bench(
 
 def run(options: BenchOptions) -> Tables:
     """``timings``: :func:`run_bench` with the ``options`` given."""
-    return {"timings": run_bench(**options.keywords("sizes", "methods", "repeats", "threads"))}
+    return {
+        "timings": run_bench(
+            **options.keywords("sizes", "methods", "repeats", "threads", "draws", "tune")
+        )
+    }
 
 
 def svm_model_for(D, y, method: str):

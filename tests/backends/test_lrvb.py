@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from functools import partial
 
-import arviz as az
 import numpy as np
 import pytest
 
 import bayesvm
+from bayesvm.bench.spread import sd_standard_error
 from bayesvm.blocks import FixedPrecision
 from bayesvm.blocks.base import Block
 from bayesvm.blocks.coefficients import GaussianCoefficients, Segment
@@ -128,14 +128,6 @@ def test_lrvb_fit_stores_its_covariance_and_summarises_with_it(heart_fits):
 #: Monte Carlo error; on the Gaussian family (the hinge's augmentation integrated out,
 #: :mod:`bayesvm.vb.gaussian_family`) they are 0.97-1.00, held to the issue's 15 %.
 LRVB_TOLERANCE = {"lrvb": 0.2, "gaussian lrvb": 0.15}
-
-
-def sd_standard_error(draws: np.ndarray) -> float:
-    """Monte Carlo standard error of the sd of ``draws`` (chain, draw): that of the variance,
-    ``sd((x - mean)^2) / sqrt(ESS)`` with the squares' ESS, over ``2 sd`` (delta method).
-    """
-    squares = (draws - draws.mean()) ** 2
-    return float(np.sqrt(squares.var() / az.ess(squares)) / (2.0 * draws.std()))
 
 
 def test_lrvb_sds_agree_with_gibbs_where_mean_field_is_too_narrow(heart_model, heart_fits):

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from bayesvm import cli
+from bayesvm.bench.acceleration import ACCELERATIONS, run_acceleration_bench
 from bayesvm.bench.gpsvm import PAPER_WAVEFORM, run_gpsvm_bench
 from bayesvm.bench.kernel import PAPER_NEWSGROUPS_SECONDS, fit_exponents, run_kernel_bench
 from bayesvm.bench.peers import (
@@ -19,6 +20,7 @@ from bayesvm.bench.peers import (
 )
 from bayesvm.bench.penalized import run_bench
 from bayesvm.bench.record import load_tables
+from bayesvm.bench.spread import VB_FITS, run_spread_bench
 from bayesvm.case_studies.reporting import markdown_table
 
 
@@ -195,3 +197,38 @@ def test_save_refuses_a_file_that_is_not_json_before_any_work(tmp_path):
         cli.main(["bench", "--quick", "--save", str(tmp_path / "bench.csv")])
     assert exit_info.value.code == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_takes_the_samplers_draws_and_tuning():
+    table = run_bench(sizes=[(30, 3)], methods=["gibbs"], quick=True, draws=40, tune=10)
+    assert table["iter_per_s"].iloc[0] * table["sampling_s"].iloc[0] == pytest.approx(50)
+
+
+def test_acceleration_bench_reaches_the_optimum_every_way_and_faster_when_accelerated():
+    table = run_acceleration_bench(quick=True)
+    heart = table[table["problem"].str.startswith("heart")].set_index("acceleration")
+    assert list(heart.index) == list(ACCELERATIONS)  # too few rows for a subsample's start
+    simulated = table[~table["problem"].str.startswith("heart")]
+    assert set(simulated["start"]) == {"papers'", "subsample"}
+    assert table["converged"].all()
+    # Each stops on the model's rule (1e-10 of the bound): within 1e-2 sd of the optimum.
+    assert (table["means_off_sd"] < 1e-2).all()
+    plain = heart.loc["none (the papers')", "sweeps"]
+    assert (heart["sweeps"].drop("none (the papers')") < plain).all()
+
+
+def test_spread_bench_gives_each_q_its_range_of_sd_ratios():
+    (row,) = run_spread_bench(quick=True).to_dict("records")
+    assert row["weights"] == 13 and row["gibbs_draws"] == "2 x 1,000"
+    ranges = {column: [float(v) for v in row[column].split("-")] for column in VB_FITS}
+    assert all(low <= high for low, high in ranges.values())
+    # mean-field's sds are too narrow (about half of Gibbs's on heart); LRVB's wider
+    assert ranges["mean_field"][1] < 0.8 < ranges["lrvb"][1]
+
+
+def test_a_case_studys_csv_is_a_result_file_of_one_table(tmp_path):
+    path = tmp_path / "linlogit_timings.csv"
+    pd.DataFrame({"example": ["2.6.2"], "seconds": [0.03]}).to_csv(path, index=False)
+    (name, table), *_ = load_tables(path).items()
+    assert name == "linlogit_timings"
+    assert markdown_table(table) == "| example | seconds |\n|---|---|\n| 2.6.2 | 0.03 |"
