@@ -100,9 +100,9 @@ def run_spread_bench(seed: int = 0, quick: bool = False) -> pd.DataFrame:
         ``gibbs_sd_error`` and ``seconds``.
     """
     rows = []
+    settings = QUICK_GIBBS if quick else GIBBS
     for name, (make_model, var_name) in (QUICK_PROBLEMS if quick else PROBLEMS).items():
         model = make_model()
-        settings = QUICK_GIBBS if quick else GIBBS
         with warnings.catch_warnings():  # a benchmark measures; its fits' trust is not asked
             warnings.simplefilter("ignore")
             gibbs = bayesvm.fit(model, "gibbs", seed=seed, progressbar=False, **settings)
