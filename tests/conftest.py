@@ -291,7 +291,8 @@ RUNS = ["quick", pytest.param("long", marks=pytest.mark.slow)]
 def assert_samplers_agree(model, nuts_options=None, run: str = "quick", gibbs_draws=None):
     """Gibbs and NUTS agree on every scalar's posterior mean and sd (:func:`assert_fits_agree`)
     with the chain lengths of ``SAMPLER_RUNS[run]`` (``gibbs_draws``: fewer kept Gibbs draws
-    per chain, for a sampler that mixes well enough to need them not).
+    per chain, for a sampler that mixes well enough to need them not; ``nuts_options``: NUTS's
+    options, over its lengths).
     """
     gibbs_options, nuts_lengths = SAMPLER_RUNS[run]
     if gibbs_draws is not None:
@@ -303,8 +304,7 @@ def assert_samplers_agree(model, nuts_options=None, run: str = "quick", gibbs_dr
         seed=2,  # not Gibbs's: its chains start elsewhere (assert_started_apart)
         cores=NUTS_CORES,
         progressbar=False,
-        **nuts_lengths,
-        **(nuts_options or {}),
+        **{**nuts_lengths, **(nuts_options or {})},
     )
     assert_fits_agree(gibbs, nuts)
 

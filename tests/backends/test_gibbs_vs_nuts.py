@@ -32,10 +32,14 @@ MODELS = {
 def test_gibbs_and_nuts_agree_within_monte_carlo_error(name, run):
     """The lasso's sweep, with its slice moves, gives about 0.6 effective draws per draw (2500
     of 4000 in 1000 per chain, more than NUTS's 4000 draws give) at three times a plain sweep's
-    cost: its quick run keeps 1000 draws per chain.
+    cost: its quick run keeps 1000 draws per chain. NUTS's quick run of the penalized mixed SVM
+    keeps 2000 per chain: with 1000 its random effects' bulk ESS was 1064-1348 of 4000 draws,
+    their R-hat 1.002-1.006 over five seeds, and 1.011 on another CPU's round-off.
     """
-    quick_lasso = name.startswith("lasso") and run == "quick"
-    assert_samplers_agree(MODELS[name], run=run, gibbs_draws=1000 if quick_lasso else None)
+    quick = run == "quick"
+    gibbs_draws = 1000 if quick and name.startswith("lasso") else None
+    nuts_options = {"draws": 2000} if quick and name == "mixed-penalized" else None
+    assert_samplers_agree(MODELS[name], nuts_options, run=run, gibbs_draws=gibbs_draws)
 
 
 @pytest.mark.slow
